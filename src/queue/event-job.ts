@@ -1,0 +1,10 @@
+import { z } from 'zod';
+import { ConversationEventSchema } from '../events/conversation-event.js';
+
+/** What one job of the `events` queue carries. Validated again when a worker takes it. */
+export const EventJobDataSchema = z.object({
+  /** Position in the receiver's arrival order (per-conversation ordering uses it). */
+  arrival: z.number().int().positive(),
+  event: ConversationEventSchema,
+});
+export type EventJobData = z.infer<typeof EventJobDataSchema>;

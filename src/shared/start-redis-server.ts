@@ -1,0 +1,147 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { ConvoBridgeError } from './errors.js';
+import { waitFor } from './wait-for.js';
+
+export interface RedisServerOptions {
+  /** Port to listen on; a free one is picked when omitted. */
+  port?: number;
+  /** Turn the append-only file on (durability tests, the demo). */
+  appendOnly?: boolean;
+  /** Data directory; a fresh temp dir when omitted (removed on `stop`). */
+  dir?: string;
+  binary?: string;
+}
+
+export interface RedisServerHandle {
+  readonly url: string;
+  readonly port: number;
+  readonly dir: string;
+  /** Stops the server cleanly (SHUTDOWN semantics via SIGTERM) and removes a temp dir it made. */
+  stop(): Promise<void>;
+  /** Kills the process with a signal and waits until it has exited; the data dir is kept. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  /** Starts it again on the same port and dir (after `kill`). */
+  restart(): Promise<void>;
+}
+
+export const REDIS_INSTALL_HINT =
+  'install it with `apt-get install -y redis-server`, run one with `docker compose up redis`, ' +
+  'or point REDIS_URL at a Redis you already have';
+
+export function hasRedisServerBinary(binary = 'redis-server'): boolean {
+  const probe = spawnSync(binary, ['--version'], { stdio: 'ignore' });
+  return probe.status === 0;
+}
+
+export async function findFreePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts a private `redis-server` bound to 127.0.0.1 on a free port. Used by the test suites
+ * (never touching the shared Redis) and by `npm run demo` when no REDIS_URL is given.
+ */
+export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServerHandle> {
+  const binary = options.binary ?? 'redis-server';
+  if (!hasRedisServerBinary(binary)) {
+    throw new ConvoBridgeError(`cannot start Redis: \`${binary}\` was not found; ${REDIS_INSTALL_HINT}`, {
+      code: 'REDIS_SERVER_MISSING',
+    });
+  }
+  const port = options.port ?? (await findFreePort());
+  const ownDir = options.dir === undefined;
+  const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'convo-bridge-redis-')));
+  let child: ChildProcess | undefined;
+
+  const launch = async () => {
+    const args = [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--appendonly',
+      options.appendOnly ? 'yes' : 'no',
+      '--appendfsync',
+      'everysec',
+      '--maxmemory-policy',
+      'noeviction',
+      '--loglevel',
+      'warning',
+    ];
+    const proc = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    child = proc;
+    let stderr = '';
+    proc.stderr?.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-2000);
+    });
+    const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0 });
+    probe.on('error', () => {});
+    try {
+      await waitFor(
+        async () => {
+          if (proc.exitCode !== null) {
+            throw new ConvoBridgeError(`redis-server exited with code ${proc.exitCode}: ${stderr}`, {
+              code: 'REDIS_SERVER_EXITED',
+            });
+          }
+          if (probe.status !== 'ready') await probe.connect().catch(() => undefined);
+          // While loading the AOF, Redis answers LOADING; wait until it takes commands.
+          return (await probe.ping().catch(() => '')) === 'PONG';
+        },
+        { timeoutMs: 10_000, intervalMs: 20, what: `redis-server on port ${port} to answer PING` },
+      );
+    } finally {
+      probe.disconnect();
+    }
+  };
+
+  const waitExit = (proc: ChildProcess) =>
+    proc.exitCode !== null || proc.signalCode !== null
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+
+  await launch();
+
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    dir,
+    async stop() {
+      if (child) {
+        const proc = child;
+        const exited = waitExit(proc);
+        proc.kill('SIGTERM');
+        await exited;
+      }
+      if (ownDir) await rm(dir, { recursive: true, force: true });
+    },
+    async kill(signal = 'SIGKILL') {
+      if (!child) return;
+      const proc = child;
+      const exited = waitExit(proc);
+      proc.kill(signal);
+      await exited;
+    },
+    async restart() {
+      await launch();
+    },
+  };
+}
