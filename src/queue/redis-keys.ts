@@ -30,6 +30,25 @@ export function bridgeKeys(prefix: string) {
     order: (conversationId: string) => `${p}:order:${sha(conversationId, 32)}`,
     /** Quarantine of authenticated bodies that could not be understood. */
     quarantine: `${p}:quarantine`,
+    /** Ghost markers of order heads whose job vanished (see worker/order-gate.ts). */
+    ghostPrefix: (conversationId: string) => `${p}:ghost:${sha(conversationId, 32)}:`,
+    /** Facts about a conversation the rules need: last customer message, first message seen. */
+    facts: (conversationId: string) => `${p}:facts:${sha(conversationId, 32)}`,
+    /** once_per_conversation marks: onceKey -> ISO time. */
+    once: (conversationId: string) => `${p}:once:${sha(conversationId, 32)}`,
+    /** Pending timers of a conversation: timer job id -> state. */
+    timers: (conversationId: string) => `${p}:timers:${sha(conversationId, 32)}`,
+    /** The plan evaluated for an event (or a timer), frozen on first evaluation. */
+    plan: (eventKey: string) => `${p}:plan:${sha(eventKey)}`,
+    /** The action ledger of an event (or a timer): action id -> LedgerEntry JSON. */
+    ledger: (eventKey: string) => `${p}:ledger:${sha(eventKey)}`,
+    /** Dead letters: index by time, and one JSON entry per id. */
+    deadIndex: `${p}:dead:index`,
+    dead: (id: string) => `${p}:dead:entry:${id}`,
+    /** GCRA state of the outbound platform call budget. */
+    platformRate: `${p}:rate:platform`,
+    /** Set while the platform rejects our credentials (401/403): why and since when. */
+    authAlarm: `${p}:alarm:auth`,
     prefix: p,
   };
 }

@@ -1,0 +1,122 @@
+import { createHash } from 'node:crypto';
+import got, { HTTPError, RequestError } from 'got';
+import pRetry, { AbortError } from 'p-retry';
+import { Webhook } from 'standardwebhooks';
+import { ConvoBridgeError } from '../shared/errors.js';
+
+/**
+ * Forwards events to a business's own endpoint (a CRM), signed the Standard Webhooks way
+ * (https://www.standardwebhooks.com): headers `webhook-id`, `webhook-timestamp` and
+ * `webhook-signature: v1,<base64 HMAC-SHA256(secret, "<id>.<timestamp>.<body>")>`, the secret
+ * used as raw bytes. `webhook-id` is stable per (event, action), so a receiver that dedupes on it
+ * sees each forward once even when we retry after an unknown outcome.
+ *
+ * Retries: a short p-retry loop for network errors, 5xx and 429; 4xx other than 429 are final.
+ * The worker's BullMQ attempts own the long tail.
+ */
+export interface DestinationOptions {
+  url: string;
+  secret: string;
+  timeoutMs?: number;
+  retries?: number;
+}
+
+export class ForwardError extends ConvoBridgeError {
+  readonly destination: string;
+  readonly status: number | null;
+  /** False for answers that retrying cannot change (4xx other than 408/429). */
+  readonly retryable: boolean;
+
+  constructor(
+    message: string,
+    options: { destination: string; status: number | null; retryable: boolean; cause?: unknown },
+  ) {
+    super(message, { code: 'FORWARD_FAILED', cause: options.cause });
+    this.destination = options.destination;
+    this.status = options.status;
+    this.retryable = options.retryable;
+  }
+}
+
+export function webhookIdFor(idempotencyKey: string): string {
+  return `msg_${createHash('sha256').update(idempotencyKey).digest('base64url').slice(0, 32)}`;
+}
+
+export interface Forwarder {
+  forward(destination: string, body: unknown, idempotencyKey: string): Promise<{ status: number }>;
+}
+
+export function createForwarder(
+  destinations: Record<string, DestinationOptions>,
+  options: { minDelayMs?: number; maxDelayMs?: number } = {},
+): Forwarder {
+  const signers = new Map(
+    Object.entries(destinations).map(([name, d]) => [name, new Webhook(d.secret, { format: 'raw' })]),
+  );
+  return {
+    async forward(destination, body, idempotencyKey) {
+      const target = destinations[destination];
+      const signer = signers.get(destination);
+      if (!target || !signer) {
+        throw new ForwardError(
+          `unknown destination "${destination}": add it under destinations: in the config`,
+          {
+            destination,
+            status: null,
+            retryable: false,
+          },
+        );
+      }
+      const payload = JSON.stringify(body);
+      const id = webhookIdFor(idempotencyKey);
+      const attempt = async () => {
+        const timestamp = new Date();
+        try {
+          const response = await got.post(target.url, {
+            body: payload,
+            headers: {
+              'content-type': 'application/json',
+              'user-agent': 'convo-bridge',
+              'webhook-id': id,
+              'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
+              'webhook-signature': signer.sign(id, timestamp, payload),
+            },
+            timeout: { request: target.timeoutMs ?? 10_000 },
+            retry: { limit: 0 },
+            throwHttpErrors: true,
+          });
+          return { status: response.statusCode };
+        } catch (error) {
+          const status = error instanceof HTTPError ? error.response.statusCode : null;
+          const retryable = status === null || status >= 500 || status === 429 || status === 408;
+          const failure = new ForwardError(
+            status === null
+              ? `forward to "${destination}" (${new URL(target.url).origin}) failed: ${
+                  error instanceof RequestError ? error.code : 'request error'
+                }`
+              : `forward to "${destination}" (${new URL(target.url).origin}) answered HTTP ${status}`,
+            { destination, status, retryable, cause: error },
+          );
+          if (!retryable) throw new AbortError(failure);
+          throw failure;
+        }
+      };
+      try {
+        return await pRetry(attempt, {
+          retries: target.retries ?? 2,
+          minTimeout: options.minDelayMs ?? 200,
+          maxTimeout: options.maxDelayMs ?? 2_000,
+          randomize: true,
+        });
+      } catch (error) {
+        if (error instanceof ForwardError) throw error;
+        throw new ForwardError(`forward to "${destination}" failed`, {
+          destination,
+          status: null,
+          retryable: true,
+          cause: error,
+        });
+      }
+    },
+  };
+}

@@ -1,0 +1,76 @@
+import { z } from 'zod';
+
+/**
+ * The action ledger: one record per (event, action) kept in Redis, written BEFORE and AFTER every
+ * call to the outside world. It is what turns BullMQ's at-least-once job execution into
+ * exactly-once effects (issue "Worker", point 3).
+ *
+ *   (absent) --begin--> started --succeeded--> done
+ *                          |--not sent-----> retry      (provably never reached the platform: 429, refused)
+ *                          |--rejected-----> failed     (4xx validation: permanent, never retried)
+ *                          '--crash / unknown outcome: stays `started`
+ *   (absent) --skip--> skipped   (window closed, once-per-conversation, cancelled timer)
+ *
+ * When a run finds `started`, the previous attempt may or may not have reached the platform, so
+ * the action is reconciled against the conversation's history before anything is sent again.
+ */
+export const LEDGER_STATES = ['started', 'done', 'retry', 'failed', 'skipped'] as const;
+export type LedgerState = (typeof LEDGER_STATES)[number];
+
+export const LedgerEntrySchema = z.object({
+  state: z.enum(LEDGER_STATES),
+  /** When the state was written (ms since epoch). For `started`: when the call began. */
+  at: z.number(),
+  /** How many times the action was begun (1 on the first call). */
+  tries: z.number().int().nonnegative(),
+  /** Why it was skipped or failed, or what it produced (message id, "reconciled"). */
+  detail: z.string().optional(),
+});
+export type LedgerEntry = z.infer<typeof LedgerEntrySchema>;
+
+/** What a run must do with an action, given its ledger entry. */
+export type LedgerDecision =
+  | { kind: 'run' } // never begun, or provably not sent: call the platform
+  | { kind: 'reconcile'; startedAt: number } // outcome unknown: look at history first
+  | { kind: 'finished'; state: 'done' | 'failed' | 'skipped' }; // nothing to do
+
+export function decide(entry: LedgerEntry | undefined): LedgerDecision {
+  if (!entry) return { kind: 'run' };
+  switch (entry.state) {
+    case 'retry':
+      return { kind: 'run' };
+    case 'started':
+      return { kind: 'reconcile', startedAt: entry.at };
+    case 'done':
+    case 'failed':
+    case 'skipped':
+      return { kind: 'finished', state: entry.state };
+  }
+}
+
+export function begin(previous: LedgerEntry | undefined, now: number): LedgerEntry {
+  return { state: 'started', at: now, tries: (previous?.tries ?? 0) + 1 };
+}
+
+export function finish(
+  previous: LedgerEntry | undefined,
+  state: Exclude<LedgerState, 'started'>,
+  now: number,
+  detail?: string,
+): LedgerEntry {
+  const entry: LedgerEntry = { state, at: now, tries: previous?.tries ?? 0 };
+  if (detail !== undefined) entry.detail = detail;
+  return entry;
+}
+
+/** Parses a stored entry; a corrupt value is treated as `started` (reconcile: the safe reading). */
+export function parseLedgerEntry(raw: string | null | undefined): LedgerEntry | undefined {
+  if (raw === null || raw === undefined) return undefined;
+  try {
+    const parsed = LedgerEntrySchema.safeParse(JSON.parse(raw));
+    if (parsed.success) return parsed.data;
+  } catch {
+    // fall through
+  }
+  return { state: 'started', at: 0, tries: 1, detail: 'unreadable ledger entry' };
+}

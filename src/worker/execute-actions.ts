@@ -1,0 +1,306 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { ConversationEvent } from '../events/conversation-event.js';
+import type { BridgeKeys } from '../queue/redis-keys.js';
+import { begin, decide, finish, type LedgerEntry, parseLedgerEntry } from './action-ledger.js';
+import { classifyFailure, type FailureClass, type PlatformErrorClassifier } from './classify-failure.js';
+import { markOnce, type StoredFacts } from './conversation-facts.js';
+import type { ForwardPort, HistoryMessage, PlannedAction, PlatformPort, RulesPort } from './ports.js';
+import { reconcileAgainstHistory } from './reconcile-action.js';
+
+/** One action's fate in this run, for logs, metrics, the job's return value and dead letters. */
+export interface ActionReport {
+  id: string;
+  type: PlannedAction['type'];
+  rule: string;
+  state: 'done' | 'skipped' | 'failed';
+  detail?: string;
+}
+
+/** Thrown to stop the run: the job is retried, paused or dead-lettered by the processor. */
+export class ActionInterrupted extends Error {
+  readonly failure: FailureClass;
+  readonly actionId: string;
+  constructor(actionId: string, failure: FailureClass, cause: unknown) {
+    super(`action ${actionId} did not complete: ${failure.message}`, { cause });
+    this.name = 'ActionInterrupted';
+    this.failure = failure;
+    this.actionId = actionId;
+  }
+}
+
+export interface TimerScheduler {
+  schedule(input: {
+    timerId: string;
+    conversationId: string;
+    delayMs: number;
+    unless: readonly string[];
+    actions: PlannedAction[];
+    event: ConversationEvent;
+    rule: string;
+  }): Promise<void>;
+}
+
+export interface ExecutionContext {
+  redis: Redis;
+  keys: BridgeKeys;
+  /** The ledger hash of this run's subject (an event, or a fired timer). */
+  ledgerKey: string;
+  /** Idempotency scope for forwards and timer ids. */
+  scope: string;
+  event: ConversationEvent;
+  conversationId: string;
+  facts: StoredFacts;
+  platform: PlatformPort;
+  classifyPlatformError: PlatformErrorClassifier;
+  forwarder: ForwardPort;
+  rules: RulesPort;
+  timers: TimerScheduler;
+  timerIdFor: (scope: string, actionId: string) => string;
+  now: () => Date;
+  /** Free-form replies stop this long before the window closes (send latency, clock skew). */
+  safetyMarginMs: number;
+  /** How far before `started` a history message may be dated and still count as ours. */
+  reconcileSkewMs: number;
+  /** On a replay from the dead-letter set, actions that failed for good are tried again. */
+  replay: boolean;
+  log: Logger;
+  onAction?: (report: ActionReport) => void;
+  onWindowBlocked?: (action: PlannedAction) => void;
+}
+
+const LEDGER_TTL_SECONDS = 8 * 24 * 3600;
+
+/**
+ * Runs a plan's actions in order, each exactly once across retries, crashes and redeliveries,
+ * by writing the ledger before and after every outside call (see action-ledger.ts).
+ */
+export async function executeActions(
+  actions: readonly PlannedAction[],
+  ctx: ExecutionContext,
+): Promise<ActionReport[]> {
+  const ledger = await readLedger(ctx);
+  const reports: ActionReport[] = [];
+  let history: HistoryMessage[] | undefined;
+  const loadHistory = async () => {
+    if (!history) {
+      history = [];
+      for await (const message of ctx.platform.history(ctx.conversationId)) history.push(message);
+    }
+    return history;
+  };
+  const run = async (list: readonly PlannedAction[]): Promise<void> => {
+    for (const action of list) {
+      const report = await runOne(action, ledger, ctx, loadHistory, run);
+      reports.push(report);
+      ctx.onAction?.(report);
+    }
+  };
+  await run(actions);
+  return reports;
+}
+
+async function readLedger(ctx: ExecutionContext): Promise<Map<string, LedgerEntry>> {
+  const raw = await ctx.redis.hgetall(ctx.ledgerKey);
+  const map = new Map<string, LedgerEntry>();
+  for (const [id, value] of Object.entries(raw)) {
+    const entry = parseLedgerEntry(value);
+    if (entry) map.set(id, entry);
+  }
+  return map;
+}
+
+async function writeLedger(
+  ctx: ExecutionContext,
+  ledger: Map<string, LedgerEntry>,
+  id: string,
+  entry: LedgerEntry,
+) {
+  ledger.set(id, entry);
+  await ctx.redis
+    .multi()
+    .hset(ctx.ledgerKey, id, JSON.stringify(entry))
+    .expire(ctx.ledgerKey, LEDGER_TTL_SECONDS)
+    .exec();
+}
+
+function claimedMessageIds(ledger: Map<string, LedgerEntry>): Set<string> {
+  const ids = new Set<string>();
+  for (const entry of ledger.values()) {
+    if (entry.state === 'done' && entry.detail?.startsWith('message ')) ids.add(entry.detail.slice(8));
+  }
+  return ids;
+}
+
+async function runOne(
+  action: PlannedAction,
+  ledger: Map<string, LedgerEntry>,
+  ctx: ExecutionContext,
+  loadHistory: () => Promise<HistoryMessage[]>,
+  runNested: (list: readonly PlannedAction[]) => Promise<void>,
+): Promise<ActionReport> {
+  const base = { id: action.id, type: action.type, rule: action.rule } as const;
+  const previous = ledger.get(action.id);
+  let decision = decide(previous);
+  if (decision.kind === 'finished' && decision.state === 'failed' && ctx.replay) decision = { kind: 'run' };
+  if (decision.kind === 'finished') {
+    return withDetail({ ...base, state: decision.state }, previous?.detail);
+  }
+
+  if (decision.kind === 'reconcile') {
+    const verdict = reconcileAgainstHistory(
+      action,
+      decision.startedAt,
+      await loadHistory(),
+      claimedMessageIds(ledger),
+      ctx.reconcileSkewMs,
+    );
+    if (verdict.kind === 'present') {
+      const detail = verdict.messageId ? `message ${verdict.messageId}` : 'reconciled: found in history';
+      if (action.type === 'reply' && action.once) {
+        await markOnce(
+          ctx.redis,
+          ctx.keys,
+          ctx.conversationId,
+          action.once.key,
+          ctx.now(),
+          action.once.ttlMs,
+        );
+      }
+      await writeLedger(ctx, ledger, action.id, finish(previous, 'done', Date.now(), detail));
+      ctx.log.info(
+        { action: action.id },
+        'reconciled an action of unknown outcome: it had reached the platform',
+      );
+      return { ...base, state: 'done', detail };
+    }
+    ctx.log.info(
+      { action: action.id, verdict: verdict.kind },
+      'reconciled an action of unknown outcome: doing it',
+    );
+  }
+
+  if (action.type === 'reply') {
+    const skip = await replySkipReason(action, ctx);
+    if (skip) {
+      if (skip.windowClosed) {
+        ctx.onWindowBlocked?.(action);
+        await runNested(action.whenClosed);
+      }
+      await writeLedger(ctx, ledger, action.id, finish(previous, 'skipped', Date.now(), skip.reason));
+      return { ...base, state: 'skipped', detail: skip.reason };
+    }
+  }
+
+  const started = begin(previous, Date.now());
+  await writeLedger(ctx, ledger, action.id, started);
+  try {
+    const detail = await perform(action, ctx);
+    await writeLedger(ctx, ledger, action.id, finish(started, 'done', Date.now(), detail));
+    return withDetail({ ...base, state: 'done' }, detail);
+  } catch (error) {
+    const failure = classifyFailure(error, ctx.classifyPlatformError);
+    switch (failure.kind) {
+      case 'unknown-outcome':
+        // Leave `started`: the next run reconciles before doing anything again.
+        throw new ActionInterrupted(action.id, failure, error);
+      case 'rejected': {
+        const detail = `${failure.code}: ${failure.message}`;
+        await writeLedger(ctx, ledger, action.id, finish(started, 'failed', Date.now(), detail));
+        ctx.log.warn({ action: action.id, code: failure.code }, `action failed for good: ${failure.message}`);
+        return { ...base, state: 'failed', detail };
+      }
+      case 'window-closed': {
+        if (action.type === 'reply') {
+          ctx.onWindowBlocked?.(action);
+          await runNested(action.whenClosed);
+        }
+        const detail = 'reply window closed (refused by the client guard)';
+        await writeLedger(ctx, ledger, action.id, finish(started, 'skipped', Date.now(), detail));
+        return { ...base, state: 'skipped', detail };
+      }
+      default:
+        await writeLedger(ctx, ledger, action.id, finish(started, 'retry', Date.now(), failure.code));
+        throw new ActionInterrupted(action.id, failure, error);
+    }
+  }
+}
+
+function withDetail(report: ActionReport, detail: string | undefined): ActionReport {
+  if (detail !== undefined) report.detail = detail;
+  return report;
+}
+
+async function replySkipReason(
+  action: Extract<PlannedAction, { type: 'reply' }>,
+  ctx: ExecutionContext,
+): Promise<{ reason: string; windowClosed: boolean } | undefined> {
+  const now = ctx.now();
+  if (action.once) {
+    const last = ctx.facts.onceMarks[action.once.key];
+    if (last && now.getTime() - Date.parse(last) < action.once.ttlMs) {
+      return { reason: `once_per_conversation: already sent at ${last}`, windowClosed: false };
+    }
+  }
+  const window = ctx.rules.replyWindow(ctx.event.channel, ctx.facts.lastCustomerMessageAt, now);
+  if (window.applies) {
+    const closesAt = window.closesAt?.getTime() ?? Number.NEGATIVE_INFINITY;
+    if (!window.open || closesAt - now.getTime() <= ctx.safetyMarginMs) {
+      const last = ctx.facts.lastCustomerMessageAt?.toISOString() ?? 'unknown';
+      return { reason: `reply window closed (last customer message ${last})`, windowClosed: true };
+    }
+  }
+  return undefined;
+}
+
+async function perform(action: PlannedAction, ctx: ExecutionContext): Promise<string | undefined> {
+  const conversationId = ctx.conversationId;
+  switch (action.type) {
+    case 'note': {
+      const result = await ctx.platform.addNote(conversationId, action.text);
+      return result.messageId ? `message ${result.messageId}` : undefined;
+    }
+    case 'need_human':
+      await ctx.platform.markNeedHuman(conversationId);
+      return undefined;
+    case 'reply': {
+      const window = ctx.rules.replyWindow(ctx.event.channel, ctx.facts.lastCustomerMessageAt, ctx.now());
+      const guard =
+        window.applies && window.closesAt
+          ? { windowClosesAt: new Date(window.closesAt.getTime() - ctx.safetyMarginMs) }
+          : undefined;
+      const input =
+        'text' in action.message
+          ? { conversationId, text: action.message.text }
+          : { conversationId, media: action.message.media };
+      const result = await ctx.platform.sendMessage(
+        action.replyToMessageId ? { ...input, replyToMessageId: action.replyToMessageId } : input,
+        guard,
+      );
+      if (action.once) {
+        await markOnce(ctx.redis, ctx.keys, conversationId, action.once.key, ctx.now(), action.once.ttlMs);
+      }
+      return result.messageId ? `message ${result.messageId}` : undefined;
+    }
+    case 'forward': {
+      const body = { type: 'convo_bridge.event', rule: action.rule, action: action.id, event: ctx.event };
+      const result = await ctx.forwarder.forward(action.destination, body, `${ctx.scope}|${action.id}`);
+      return `HTTP ${result.status}`;
+    }
+    case 'timer': {
+      const timerId = ctx.timerIdFor(ctx.scope, action.id);
+      await ctx.timers.schedule({
+        timerId,
+        conversationId,
+        delayMs: action.delayMs,
+        unless: action.unless,
+        actions: action.actions,
+        event: ctx.event,
+        rule: action.rule,
+      });
+      return `timer ${timerId}`;
+    }
+  }
+}
+
+export { LEDGER_TTL_SECONDS };

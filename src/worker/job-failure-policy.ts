@@ -1,0 +1,121 @@
+import { type Job, type Queue, RateLimitError, UnrecoverableError } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { BridgeKeys } from '../queue/redis-keys.js';
+import { describeError } from '../shared/errors.js';
+import type { FailureClass } from './classify-failure.js';
+import { addDeadLetter, type DeadLetter } from './dead-letters.js';
+import { ActionInterrupted, type ActionReport } from './execute-actions.js';
+
+/**
+ * What happens to a job whose run stopped, in one place (one owner per retry horizon):
+ * - 429 from the platform: the whole queue pauses for Retry-After (capped), the job goes back to
+ *   waiting without using an attempt (BullMQ manual rate limit).
+ * - 401/403: a configuration fault. The queue pauses for `authFailurePauseMs`, an alarm is raised
+ *   (log at error level, metric, Redis key for readiness) and jobs are NOT failed in bulk; the
+ *   first job after the pause probes again.
+ * - anything else: BullMQ retries with capped exponential backoff; on the last attempt the job is
+ *   moved to the dead-letter set with its reason and the conversation's order moves on.
+ */
+export interface FailurePolicySettings {
+  rateLimitPauseCapMs: number;
+  authFailurePauseMs: number;
+}
+
+export interface FailurePolicyDeps {
+  redis: Redis;
+  keys: BridgeKeys;
+  queues: Queue[];
+  settings: FailurePolicySettings;
+  log: Logger;
+  onPause?: (reason: 'rate-limited' | 'auth', ms: number) => void;
+  onDeadLetter?: (entry: DeadLetter) => void;
+}
+
+export interface DeadLetterContext {
+  queue: DeadLetter['queue'];
+  conversationId: string | null;
+  eventKey: string | null;
+  actions: ActionReport[];
+  /** Called after the dead letter is stored (e.g. to let the conversation's next event run). */
+  release: () => Promise<void>;
+}
+
+export function failureOf(error: unknown): FailureClass {
+  if (error instanceof ActionInterrupted) return error.failure;
+  if (error instanceof UnrecoverableError)
+    return { kind: 'rejected', code: 'UNRECOVERABLE', message: error.message };
+  return { kind: 'transient', code: 'UNEXPECTED', message: describeError(error) };
+}
+
+async function pauseQueues(deps: FailurePolicyDeps, ms: number) {
+  await Promise.all(deps.queues.map((queue) => queue.rateLimit(ms)));
+}
+
+/** Decides the fate of a failed run; always throws (BullMQ reads the error type). */
+export async function handleJobFailure(
+  job: Job,
+  error: unknown,
+  deps: FailurePolicyDeps,
+  context: DeadLetterContext,
+): Promise<never> {
+  const failure = failureOf(error);
+  if (failure.kind === 'rate-limited') {
+    const ms = Math.max(100, Math.min(failure.retryAfterMs, deps.settings.rateLimitPauseCapMs));
+    deps.log.warn(
+      { pauseMs: ms, code: failure.code },
+      `platform rate limit: pausing the queues for ${ms} ms`,
+    );
+    await pauseQueues(deps, ms);
+    deps.onPause?.('rate-limited', ms);
+    throw new RateLimitError();
+  }
+  if (failure.kind === 'auth') {
+    const ms = deps.settings.authFailurePauseMs;
+    deps.log.error(
+      { pauseMs: ms, code: failure.code },
+      `the platform rejects our credentials (${failure.message}). Nothing is failed or lost: all work is ` +
+        `paused and retried every ${Math.round(ms / 1000)} s. Fix platform.auth in the config ` +
+        '(the Business ID and Secret Key shown in the dashboard settings) and reload.',
+    );
+    await deps.redis.set(
+      deps.keys.authAlarm,
+      JSON.stringify({ since: new Date().toISOString(), code: failure.code, message: failure.message }),
+      'PX',
+      ms * 4,
+    );
+    await pauseQueues(deps, ms);
+    deps.onPause?.('auth', ms);
+    throw new RateLimitError();
+  }
+
+  const attempts = job.opts.attempts ?? 1;
+  const isLast = failure.kind === 'rejected' || job.attemptsMade + 1 >= attempts;
+  if (!isLast) throw error instanceof Error ? error : new Error(failure.message);
+
+  const failedAt = new Date().toISOString();
+  const entry: DeadLetter = {
+    id: `${job.id ?? 'job'}-${Date.parse(failedAt)}`,
+    queue: context.queue,
+    jobId: job.id ?? '',
+    jobName: job.name,
+    reason: failure.message,
+    code: failure.code,
+    attempts: job.attemptsMade + 1,
+    failedAt,
+    conversationId: context.conversationId,
+    eventKey: context.eventKey,
+    data: job.data,
+    actions: context.actions.map((a) => (a.detail === undefined ? { id: a.id, state: a.state } : a)),
+    replays: typeof job.data?.replay === 'number' ? job.data.replay : 0,
+  };
+  await addDeadLetter(deps.redis, deps.keys, entry);
+  await context.release();
+  deps.onDeadLetter?.(entry);
+  deps.log.error(
+    { deadLetter: entry.id, code: failure.code, attempts: entry.attempts },
+    `moved to the dead-letter set after ${entry.attempts} attempt(s): ${failure.message}. ` +
+      `Inspect with \`convo-bridge dlq show ${entry.id}\`, replay with \`convo-bridge dlq retry ${entry.id}\`.`,
+  );
+  throw new UnrecoverableError(`dead-lettered as ${entry.id}: ${failure.message}`);
+}

@@ -1,0 +1,224 @@
+import { DelayedError, type Job, type Queue, UnrecoverableError } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { EventJobDataSchema } from '../queue/event-job.js';
+import type { BridgeKeys } from '../queue/redis-keys.js';
+import type { PlatformErrorClassifier } from './classify-failure.js';
+import {
+  factsForEvaluation,
+  learnFromHistory,
+  loadFacts,
+  recordCustomerMessage,
+  type StoredFacts,
+} from './conversation-facts.js';
+import { type ActionReport, executeActions, type TimerScheduler } from './execute-actions.js';
+import { type FailurePolicyDeps, handleJobFailure } from './job-failure-policy.js';
+import { enterOrderGate, leaveOrderGate } from './order-gate.js';
+import type { ForwardPort, Plan, PlannedAction, PlatformPort, RulesPort } from './ports.js';
+import { cancelTimers, timerIdFor } from './timers.js';
+
+export interface EventProcessorSettings {
+  safetyMarginMs: number;
+  reconcileSkewMs: number;
+  /** How long a job parked behind an earlier event of its conversation sleeps before looking again. */
+  orderRecheckMs: number;
+  /** How long a vanished or failed head may block its conversation before it is dropped. */
+  ghostGraceMs: number;
+}
+
+export interface EventProcessorDeps {
+  redis: Redis;
+  keys: BridgeKeys;
+  eventsQueue: Queue;
+  timersQueue: Queue;
+  platform: PlatformPort;
+  classifyPlatformError: PlatformErrorClassifier;
+  forwarder: ForwardPort;
+  rules: () => RulesPort;
+  timers: TimerScheduler;
+  now: () => Date;
+  settings: EventProcessorSettings;
+  failurePolicy: FailurePolicyDeps;
+  log: Logger;
+  onAction?: (report: ActionReport) => void;
+  onWindowBlocked?: (action: PlannedAction) => void;
+  onPlan?: (plan: Plan, kind: string) => void;
+}
+
+export interface EventJobResult {
+  conversationId: string;
+  actions: ActionReport[];
+  cancelledTimers: string[];
+}
+
+const PLAN_TTL_SECONDS = 8 * 24 * 3600;
+
+/**
+ * The processor of the `events` queue: one plain function per job, as BullMQ likes it.
+ * 1. wait its turn in the conversation (order gate);
+ * 2. update what is known about the conversation, cancel timers this event stops;
+ * 3. evaluate the rules once and freeze the plan (a re-run uses the same plan, even if time or
+ *    facts moved on, so "exactly once" is about one fixed list of actions);
+ * 4. execute the plan through the ledger; 5. let the conversation's next event go.
+ */
+export async function processEventJob(
+  job: Job,
+  token: string | undefined,
+  deps: EventProcessorDeps,
+): Promise<EventJobResult> {
+  const parsed = EventJobDataSchema.safeParse(job.data);
+  if (!parsed.success) {
+    throw new UnrecoverableError(`job ${job.id} does not hold a valid event: ${parsed.error.message}`);
+  }
+  const { event } = parsed.data;
+  const conversationId = event.conversationId ?? '';
+  const jobId = job.id ?? '';
+  const log = deps.log.child({ conversationId, eventKey: event.key, jobId });
+  const orderKey = deps.keys.order(conversationId);
+  const gateKeys = {
+    order: orderKey,
+    ghostPrefix: deps.keys.ghostPrefix(conversationId),
+    jobKeyPrefix: `${deps.eventsQueue.qualifiedName}:`,
+    failedSet: `${deps.eventsQueue.qualifiedName}:failed`,
+  };
+
+  const gate = await enterOrderGate(deps.redis, gateKeys, jobId, Date.now(), deps.settings.ghostGraceMs);
+  if (gate.kind === 'wait') {
+    await job.moveToDelayed(Date.now() + deps.settings.orderRecheckMs, token);
+    // The head may have finished between the check and the park: look once more, and if it is our
+    // turn now, promote ourselves instead of sleeping a full recheck period.
+    const again = await enterOrderGate(deps.redis, gateKeys, jobId, Date.now(), deps.settings.ghostGraceMs);
+    if (again.kind === 'go') await job.promote().catch(() => undefined);
+    throw new DelayedError();
+  }
+  if (gate.released)
+    log.warn({ released: gate.released }, 'dropped a vanished or failed job that blocked this conversation');
+
+  const release = async () => {
+    const next = await leaveOrderGate(deps.redis, orderKey, jobId);
+    if (next) await promoteIfParked(deps.redis, deps.eventsQueue, next);
+  };
+  const actions: ActionReport[] = [];
+  try {
+    let facts: StoredFacts = await loadFacts(deps.redis, deps.keys, conversationId);
+    if (event.kind === 'message_in') facts = await recordCustomerMessage(deps.redis, deps.keys, facts, event);
+    const cancelledTimers = await cancelTimers(
+      deps.redis,
+      deps.keys,
+      deps.timersQueue,
+      conversationId,
+      event.kind,
+    );
+    if (cancelledTimers.length > 0) log.info({ cancelledTimers }, 'cancelled timers');
+
+    const rules = deps.rules();
+    const plan = await frozenPlan(deps, event.key, async () => {
+      const now = deps.now();
+      let first = rules.evaluate(event, factsForEvaluation(facts, event), now);
+      const needsHistory =
+        (event.kind !== 'message_in' && !facts.lastCustomerMessageAt && first.actions.some(windowed)) ||
+        (rules.usesFirstMessage &&
+          event.kind === 'message_in' &&
+          !facts.historyChecked &&
+          facts.firstEventKey === event.key);
+      if (needsHistory) {
+        const learned = await learnFromHistory(
+          deps.redis,
+          deps.keys,
+          conversationId,
+          deps.platform.history(conversationId),
+          event.messageId,
+        );
+        facts = {
+          ...facts,
+          lastCustomerMessageAt: maxDate(facts.lastCustomerMessageAt, learned.lastCustomerMessageAt),
+          historyChecked: true,
+          firstEventKey:
+            learned.earlierCustomerMessages > 0 && facts.firstEventKey === event.key
+              ? 'history'
+              : facts.firstEventKey,
+        };
+        first = rules.evaluate(event, factsForEvaluation(facts, event), now);
+      }
+      return first;
+    });
+    deps.onPlan?.(plan, event.kind);
+
+    const reports = await executeActions(plan.actions, {
+      redis: deps.redis,
+      keys: deps.keys,
+      ledgerKey: deps.keys.ledger(event.key),
+      scope: event.key,
+      event,
+      conversationId,
+      facts,
+      platform: deps.platform,
+      classifyPlatformError: deps.classifyPlatformError,
+      forwarder: deps.forwarder,
+      rules,
+      timers: deps.timers,
+      timerIdFor,
+      now: deps.now,
+      safetyMarginMs: deps.settings.safetyMarginMs,
+      reconcileSkewMs: deps.settings.reconcileSkewMs,
+      replay: parsed.data.replay !== undefined,
+      log,
+      onAction: (report) => {
+        actions.push(report);
+        deps.onAction?.(report);
+      },
+      ...(deps.onWindowBlocked ? { onWindowBlocked: deps.onWindowBlocked } : {}),
+    });
+    const failed = reports.filter((r) => r.state === 'failed');
+    if (failed.length > 0) {
+      throw new UnrecoverableError(
+        `the platform refused ${failed.length} action(s): ${failed.map((f) => `${f.id} (${f.detail ?? 'failed'})`).join('; ')}`,
+      );
+    }
+    await release();
+    log.debug({ actions: reports.length }, 'event processed');
+    return { conversationId, actions: reports, cancelledTimers };
+  } catch (error) {
+    return handleJobFailure(job, error, deps.failurePolicy, {
+      queue: 'events',
+      conversationId,
+      eventKey: event.key,
+      actions,
+      release,
+    });
+  }
+}
+
+function windowed(action: PlannedAction): boolean {
+  return action.type === 'reply' && action.window.applies;
+}
+
+function maxDate(a: Date | null, b: Date | null): Date | null {
+  if (!a) return b;
+  if (!b) return a;
+  return a > b ? a : b;
+}
+
+/** The plan of an event, evaluated once; a re-run reads it back instead of evaluating again. */
+async function frozenPlan(
+  deps: EventProcessorDeps,
+  eventKey: string,
+  evaluate: () => Promise<Plan>,
+): Promise<Plan> {
+  const key = deps.keys.plan(eventKey);
+  const stored = await deps.redis.get(key);
+  if (stored) return JSON.parse(stored) as Plan;
+  const plan = await evaluate();
+  const written = await deps.redis.set(key, JSON.stringify(plan), 'EX', PLAN_TTL_SECONDS, 'NX');
+  if (written === 'OK') return plan;
+  const winner = await deps.redis.get(key);
+  return winner ? (JSON.parse(winner) as Plan) : plan;
+}
+
+/** Wakes the conversation's next job if it is parked in the delayed set (cheap no-op otherwise). */
+async function promoteIfParked(redis: Redis, queue: Queue, jobId: string): Promise<void> {
+  const delayed = await redis.zscore(`${queue.qualifiedName}:delayed`, jobId);
+  if (delayed === null) return;
+  const job = await queue.getJob(jobId);
+  await job?.promote().catch(() => undefined);
+}

@@ -1,0 +1,104 @@
+import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
+import { loadFacts } from './conversation-facts.js';
+import { type ActionReport, executeActions } from './execute-actions.js';
+import { handleJobFailure } from './job-failure-policy.js';
+import type { EventProcessorDeps } from './process-event.js';
+import { claimTimer, releaseTimer, TimerJobDataSchema, timerIdFor } from './timers.js';
+
+/** Longest a due timer waits for earlier events of its conversation before it fires anyway. */
+const MAX_WAIT_FOR_EARLIER_EVENTS_MS = 60_000;
+
+export interface TimerJobResult {
+  timerId: string;
+  state: 'fired' | 'cancelled';
+  actions: ActionReport[];
+}
+
+/**
+ * The processor of the `timers` queue. A due timer first lets the events that reached the
+ * receiver before it fired be processed (an agent reply still in the queue must be able to cancel
+ * it), then claims its registration (or finds it cancelled) and runs its actions through the
+ * ledger, like an event.
+ */
+export async function processTimerJob(
+  job: Job,
+  token: string | undefined,
+  deps: EventProcessorDeps,
+): Promise<TimerJobResult> {
+  const parsed = TimerJobDataSchema.safeParse(job.data);
+  if (!parsed.success) {
+    throw new UnrecoverableError(`job ${job.id} does not hold a valid timer: ${parsed.error.message}`);
+  }
+  const data = parsed.data;
+  const log = deps.log.child({
+    conversationId: data.conversationId,
+    eventKey: data.event.key,
+    timerId: data.timerId,
+  });
+
+  if (data.replay === undefined) {
+    const now = Date.now();
+    const cut = data.cut ?? Number((await deps.redis.get(deps.keys.arrival)) ?? '0');
+    const firstFiredAt = data.firstFiredAt ?? now;
+    const head = await deps.redis.zrange(deps.keys.order(data.conversationId), 0, 0, 'WITHSCORES');
+    const headArrival = head[1] === undefined ? Number.POSITIVE_INFINITY : Number(head[1]);
+    if (headArrival <= cut && now - firstFiredAt < MAX_WAIT_FOR_EARLIER_EVENTS_MS) {
+      await job.updateData({ ...data, cut, firstFiredAt });
+      await job.moveToDelayed(now + deps.settings.orderRecheckMs, token);
+      throw new DelayedError();
+    }
+    const claim = await claimTimer(deps.redis, deps.keys, data.conversationId, data.timerId);
+    if (claim === 'cancelled') {
+      log.info('timer was cancelled before it fired');
+      return { timerId: data.timerId, state: 'cancelled', actions: [] };
+    }
+  }
+
+  const actions: ActionReport[] = [];
+  const release = () => releaseTimer(deps.redis, deps.keys, data.conversationId, data.timerId);
+  try {
+    const facts = await loadFacts(deps.redis, deps.keys, data.conversationId);
+    const reports = await executeActions(data.actions, {
+      redis: deps.redis,
+      keys: deps.keys,
+      ledgerKey: deps.keys.ledger(data.timerId),
+      scope: data.timerId,
+      event: data.event,
+      conversationId: data.conversationId,
+      facts,
+      platform: deps.platform,
+      classifyPlatformError: deps.classifyPlatformError,
+      forwarder: deps.forwarder,
+      rules: deps.rules(),
+      timers: deps.timers,
+      timerIdFor,
+      now: deps.now,
+      safetyMarginMs: deps.settings.safetyMarginMs,
+      reconcileSkewMs: deps.settings.reconcileSkewMs,
+      replay: data.replay !== undefined,
+      log,
+      onAction: (report) => {
+        actions.push(report);
+        deps.onAction?.(report);
+      },
+      ...(deps.onWindowBlocked ? { onWindowBlocked: deps.onWindowBlocked } : {}),
+    });
+    const failed = reports.filter((r) => r.state === 'failed');
+    if (failed.length > 0) {
+      throw new UnrecoverableError(
+        `the platform refused ${failed.length} timer action(s): ${failed.map((f) => f.id).join(', ')}`,
+      );
+    }
+    await release();
+    log.info({ actions: reports.length }, 'timer fired');
+    return { timerId: data.timerId, state: 'fired', actions: reports };
+  } catch (error) {
+    return handleJobFailure(job, error, deps.failurePolicy, {
+      queue: 'timers',
+      conversationId: data.conversationId,
+      eventKey: data.event.key,
+      actions,
+      release,
+    });
+  }
+}

@@ -1,0 +1,118 @@
+import { createHash } from 'node:crypto';
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import { ConversationEventSchema, EVENT_KINDS } from '../events/conversation-event.js';
+import type { BridgeKeys } from '../queue/redis-keys.js';
+import { defineRedisScript } from '../shared/redis-script.js';
+import type { TimerScheduler } from './execute-actions.js';
+import type { PlannedAction } from './ports.js';
+
+/**
+ * `after: 15m, unless: agent_reply, then: [...]` timers. Each is a delayed BullMQ job in the
+ * `timers` queue plus a registration in the conversation's timers hash:
+ *   pending (with the kinds that cancel it) --event of such a kind--> deleted (cancelled)
+ *   pending --fires--> firing --actions done--> deleted
+ * Cancel and fire claim the registration atomically, so a timer either fires or is cancelled,
+ * never both. A re-run of a timer that crashed while firing finds `firing` and carries on.
+ */
+export const TimerJobDataSchema = z.object({
+  timerId: z.string(),
+  conversationId: z.string(),
+  rule: z.string(),
+  unless: z.array(z.enum(EVENT_KINDS)),
+  /** Actions already rendered when the timer was set; validated loosely, produced by our own evaluator. */
+  actions: z.array(z.custom<PlannedAction>((value) => typeof value === 'object' && value !== null)),
+  event: ConversationEventSchema,
+  dueAt: z.string(),
+  /** Arrival counter when it first fired: events that arrived before it are handled first. */
+  cut: z.number().optional(),
+  firstFiredAt: z.number().optional(),
+  replay: z.number().int().optional(),
+});
+export type TimerJobData = z.infer<typeof TimerJobDataSchema>;
+
+export function timerIdFor(scope: string, actionId: string): string {
+  return `tm-${createHash('sha256').update(`${scope}|${actionId}`).digest('hex').slice(0, 40)}`;
+}
+
+const REGISTRATION_TTL_MARGIN_MS = 24 * 3600 * 1000;
+
+// KEYS: timers hash. ARGV: kind. Deletes pending timers that this kind cancels; returns their ids.
+const CANCEL_LUA = `
+local all = redis.call('HGETALL', KEYS[1])
+local cancelled = {}
+for i = 1, #all, 2 do
+  local state = all[i + 1]
+  if string.sub(state, 1, 2) == 'p:' and string.find(',' .. string.sub(state, 3) .. ',', ',' .. ARGV[1] .. ',', 1, true) then
+    redis.call('HDEL', KEYS[1], all[i])
+    table.insert(cancelled, all[i])
+  end
+end
+return cancelled
+`;
+// KEYS: timers hash. ARGV: timer id. Returns 'go' (claimed or re-run) or 'cancelled'.
+const CLAIM_LUA = `
+local state = redis.call('HGET', KEYS[1], ARGV[1])
+if not state then return 'cancelled' end
+if string.sub(state, 1, 2) == 'p:' then redis.call('HSET', KEYS[1], ARGV[1], 'firing') end
+return 'go'
+`;
+const cancelScript = defineRedisScript<string[]>('TimerCancel', 1, CANCEL_LUA);
+const claimScript = defineRedisScript<string>('TimerClaim', 1, CLAIM_LUA);
+
+export function createTimerScheduler(redis: Redis, keys: BridgeKeys, queue: Queue): TimerScheduler {
+  return {
+    async schedule(input) {
+      const key = keys.timers(input.conversationId);
+      // Register first: a crash before the job is added leaves a harmless registration (it expires).
+      await redis
+        .multi()
+        .hsetnx(key, input.timerId, `p:${input.unless.join(',')}`)
+        .pexpire(key, input.delayMs + REGISTRATION_TTL_MARGIN_MS)
+        .exec();
+      const data: TimerJobData = {
+        timerId: input.timerId,
+        conversationId: input.conversationId,
+        rule: input.rule,
+        unless: input.unless.filter((k): k is TimerJobData['unless'][number] =>
+          (EVENT_KINDS as readonly string[]).includes(k),
+        ),
+        actions: input.actions,
+        event: input.event,
+        dueAt: new Date(Date.now() + input.delayMs).toISOString(),
+      };
+      await queue.add('timer', data, { jobId: input.timerId, delay: input.delayMs });
+    },
+  };
+}
+
+/** Cancels the conversation's pending timers that an event of this kind stops; returns their ids. */
+export async function cancelTimers(
+  redis: Redis,
+  keys: BridgeKeys,
+  queue: Queue,
+  conversationId: string,
+  kind: string,
+): Promise<string[]> {
+  const cancelled = await cancelScript(redis, [keys.timers(conversationId)], [kind]);
+  for (const timerId of cancelled) {
+    // The registration is gone, so even if this removal fails the timer finds itself cancelled.
+    await queue.remove(timerId).catch(() => 0);
+  }
+  return cancelled;
+}
+
+export async function claimTimer(
+  redis: Redis,
+  keys: BridgeKeys,
+  conversationId: string,
+  timerId: string,
+): Promise<'go' | 'cancelled'> {
+  const state = await claimScript(redis, [keys.timers(conversationId)], [timerId]);
+  return state === 'go' ? 'go' : 'cancelled';
+}
+
+export async function releaseTimer(redis: Redis, keys: BridgeKeys, conversationId: string, timerId: string) {
+  await redis.hdel(keys.timers(conversationId), timerId);
+}

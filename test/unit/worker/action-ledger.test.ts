@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import {
+  begin,
+  decide,
+  finish,
+  type LedgerEntry,
+  parseLedgerEntry,
+} from '../../../src/worker/action-ledger.js';
+
+describe('action ledger state machine', () => {
+  it.each<[string, LedgerEntry | undefined, ReturnType<typeof decide>]>([
+    ['never begun -> run', undefined, { kind: 'run' }],
+    ['provably not sent -> run again', { state: 'retry', at: 5, tries: 1 }, { kind: 'run' }],
+    [
+      'begun, outcome unknown -> reconcile first',
+      { state: 'started', at: 42, tries: 1 },
+      { kind: 'reconcile', startedAt: 42 },
+    ],
+    ['done -> nothing', { state: 'done', at: 1, tries: 1 }, { kind: 'finished', state: 'done' }],
+    [
+      'failed for good -> nothing',
+      { state: 'failed', at: 1, tries: 1 },
+      { kind: 'finished', state: 'failed' },
+    ],
+    ['skipped -> nothing', { state: 'skipped', at: 1, tries: 0 }, { kind: 'finished', state: 'skipped' }],
+  ])('%s', (_name, entry, expected) => {
+    expect(decide(entry)).toEqual(expected);
+  });
+
+  it('counts tries across begins and keeps them when finishing', () => {
+    const first = begin(undefined, 100);
+    expect(first).toEqual({ state: 'started', at: 100, tries: 1 });
+    const notSent = finish(first, 'retry', 110, 'RATE_LIMITED');
+    const second = begin(notSent, 200);
+    expect(second.tries).toBe(2);
+    expect(finish(second, 'done', 210, 'message m1')).toEqual({
+      state: 'done',
+      at: 210,
+      tries: 2,
+      detail: 'message m1',
+    });
+  });
+
+  it.each([
+    ['not JSON', '{oops'],
+    ['wrong shape', '{"state":"weird","at":1,"tries":1}'],
+    ['missing fields', '{"state":"done"}'],
+  ])(
+    'reads a corrupt entry (%s) as started, so the action is reconciled rather than repeated blindly',
+    (_n, raw) => {
+      const entry = parseLedgerEntry(raw);
+      expect(entry?.state).toBe('started');
+      expect(decide(entry).kind).toBe('reconcile');
+    },
+  );
+
+  it('reads an absent entry as never begun', () => {
+    expect(parseLedgerEntry(null)).toBeUndefined();
+  });
+});

@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import type { HistoryMessage, PlannedAction } from '../../../src/worker/ports.js';
+import { comparableText, reconcileAgainstHistory } from '../../../src/worker/reconcile-action.js';
+
+const t0 = Date.parse('2026-11-21T03:00:00Z');
+const msg = (over: Partial<HistoryMessage>): HistoryMessage => ({
+  id: 1,
+  messageId: 'm1',
+  sender: 'agent',
+  senderName: 'Toko Maju',
+  text: '',
+  caption: '',
+  isNote: null,
+  sentAt: new Date(t0 + 1000),
+  ...over,
+});
+const note: PlannedAction = { id: 'r#0', rule: 'r', type: 'note', text: 'Escalated by r' };
+const reply: PlannedAction = {
+  id: 'r#1',
+  rule: 'r',
+  type: 'reply',
+  message: { text: 'Terima kasih Budi! Lihat https://x.example/a' },
+  replyToMessageId: null,
+  once: null,
+  window: { applies: false, channelKind: null, hours: 24, closesAt: null },
+  whenClosed: [],
+};
+const media: PlannedAction = {
+  ...reply,
+  id: 'r#2',
+  message: { media: { url: 'https://cdn.example.com/katalog.pdf', type: 'document', caption: 'Katalog' } },
+};
+
+describe('reconcileAgainstHistory', () => {
+  it.each<[string, PlannedAction, HistoryMessage[], string]>([
+    ['note present (sender name api)', note, [msg({ senderName: 'api', text: 'Escalated by r' })], 'present'],
+    [
+      'note present (earlier form is_note)',
+      note,
+      [msg({ isNote: true, senderName: null, text: 'escalated  by r' })],
+      'present',
+    ],
+    ['note absent', note, [msg({ senderName: 'api', text: 'something else' })], 'absent'],
+    [
+      'note text from the customer does not count',
+      note,
+      [msg({ sender: 'user', text: 'Escalated by r' })],
+      'absent',
+    ],
+    [
+      'note older than the start minus skew does not count',
+      note,
+      [msg({ senderName: 'api', text: 'Escalated by r', sentAt: new Date(t0 - 60_000) })],
+      'absent',
+    ],
+    [
+      'reply present, link removed by the platform',
+      reply,
+      [msg({ text: 'Terima kasih Budi! Lihat' })],
+      'present',
+    ],
+    [
+      'reply present verbatim',
+      reply,
+      [msg({ text: 'Terima kasih Budi! Lihat https://x.example/a' })],
+      'present',
+    ],
+    ['reply absent', reply, [msg({ text: 'Terima kasih!' })], 'absent'],
+    [
+      'a note with the reply text is not the reply',
+      reply,
+      [msg({ senderName: 'api', text: 'Terima kasih Budi! Lihat' })],
+      'absent',
+    ],
+    [
+      'media reply present',
+      media,
+      [msg({ text: 'https://cdn.example.com/katalog.pdf', caption: 'Katalog' })],
+      'present',
+    ],
+    ['media reply absent', media, [msg({ text: 'https://cdn.example.com/other.pdf' })], 'absent'],
+  ])('%s', (_name, action, history, expected) => {
+    expect(reconcileAgainstHistory(action, t0, history, new Set(), 5_000).kind).toBe(expected);
+  });
+
+  it('does not count a message another action of the ledger already claimed', () => {
+    const history = [msg({ senderName: 'api', text: 'Escalated by r', messageId: 'taken' })];
+    expect(reconcileAgainstHistory(note, t0, history, new Set(['taken']), 5_000).kind).toBe('absent');
+  });
+
+  it.each<PlannedAction>([
+    { id: 'a', rule: 'r', type: 'need_human' },
+    { id: 'b', rule: 'r', type: 'forward', destination: 'crm' },
+    { id: 'c', rule: 'r', type: 'timer', delayMs: 1, unless: [], actions: [] },
+  ])('redoes idempotent action $type', (action) => {
+    expect(reconcileAgainstHistory(action, t0, [], new Set(), 5_000).kind).toBe('redo');
+  });
+
+  it('compares texts without links, case or extra spaces', () => {
+    expect(comparableText('  Halo   https://a.b/c DUNIA ')).toBe('halo dunia');
+  });
+});
