@@ -1,0 +1,214 @@
+import { type Job, Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import pino, { type Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { bridgeJobOptions, type JobRetention } from '../queue/job-options.js';
+import { bridgeKeys, QUEUE_NAMES } from '../queue/redis-keys.js';
+import { jobRetryDelay } from './backoff.js';
+import type { PlatformErrorClassifier } from './classify-failure.js';
+import type { FailurePolicySettings } from './job-failure-policy.js';
+import type { ForwardPort, PlatformPort, RulesPort } from './ports.js';
+import { type EventProcessorDeps, type EventProcessorSettings, processEventJob } from './process-event.js';
+import { processTimerJob } from './process-timer.js';
+import { createTimerScheduler } from './timers.js';
+import { createWorkerMetrics, type WorkerMetrics } from './worker-metrics.js';
+
+export interface BridgeWorkerSettings extends EventProcessorSettings, FailurePolicySettings {
+  concurrency: number;
+  backoffBaseMs: number;
+  backoffCapMs: number;
+  /** How long a job's lock lives without renewal; a killed worker's job is retried after about this long. */
+  lockDurationMs: number;
+  stalledIntervalMs: number;
+  /** Times a job may be recovered from a dead worker before BullMQ fails it (the order gate then skips it). */
+  maxStalledCount: number;
+  retention: JobRetention;
+}
+
+export const DEFAULT_WORKER_SETTINGS: BridgeWorkerSettings = {
+  concurrency: 16,
+  backoffBaseMs: 1_000,
+  backoffCapMs: 300_000,
+  lockDurationMs: 30_000,
+  stalledIntervalMs: 15_000,
+  maxStalledCount: 5,
+  retention: { attempts: 8 },
+  safetyMarginMs: 60_000,
+  reconcileSkewMs: 5_000,
+  orderRecheckMs: 2_000,
+  ghostGraceMs: 30_000,
+  rateLimitPauseCapMs: 60_000,
+  authFailurePauseMs: 30_000,
+};
+
+export interface BridgeWorkerOptions {
+  redisUrl: string;
+  prefix: string;
+  platform: PlatformPort;
+  classifyPlatformError: PlatformErrorClassifier;
+  forwarder: ForwardPort;
+  /** The current rules (hot reload swaps what this returns). */
+  rules: () => RulesPort;
+  settings?: Partial<BridgeWorkerSettings>;
+  logger?: Logger;
+  registry?: Registry;
+  metrics?: WorkerMetrics;
+  now?: () => Date;
+}
+
+export interface BridgeWorker {
+  readonly eventsQueue: Queue;
+  readonly timersQueue: Queue;
+  readonly metrics: WorkerMetrics | undefined;
+  /** Resolves once both workers are connected and taking jobs. */
+  start(): Promise<void>;
+  /** True while the workers run and are not paused. */
+  isRunning(): boolean;
+  /** Stops taking jobs, waits for in-flight jobs up to `graceMs`, then closes every connection. Idempotent. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/**
+ * Composition of the worker side: two BullMQ workers (events, timers) sharing one processor
+ * context, their queues, a command connection, metrics and logging.
+ */
+export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
+  const settings = { ...DEFAULT_WORKER_SETTINGS, ...options.settings };
+  const log = options.logger ?? pino({ level: 'silent' });
+  const keys = bridgeKeys(options.prefix);
+  // Workers need maxRetriesPerRequest: null (BullMQ production guide): they block on Redis and must
+  // ride out Redis restarts instead of failing commands.
+  const connect = (name: string) =>
+    new Redis(options.redisUrl, { maxRetriesPerRequest: null, connectionName: `convo-bridge:${name}` });
+  const redis = connect('worker-commands');
+  redis.on('error', (error) => log.warn({ err: error.message }, 'redis (worker commands) connection error'));
+  const queueConnection = connect('worker-queues');
+  queueConnection.on('error', () => {});
+  const eventsQueue = new Queue(QUEUE_NAMES.events, { connection: queueConnection, prefix: options.prefix });
+  const timersQueue = new Queue(QUEUE_NAMES.timers, {
+    connection: queueConnection,
+    prefix: options.prefix,
+    defaultJobOptions: bridgeJobOptions(settings.retention),
+  });
+  const metrics = options.metrics ?? (options.registry ? createWorkerMetrics(options.registry) : undefined);
+
+  const deps: EventProcessorDeps = {
+    redis,
+    keys,
+    eventsQueue,
+    timersQueue,
+    platform: options.platform,
+    classifyPlatformError: options.classifyPlatformError,
+    forwarder: options.forwarder,
+    rules: options.rules,
+    timers: createTimerScheduler(redis, keys, timersQueue),
+    now: options.now ?? (() => new Date()),
+    settings,
+    failurePolicy: {
+      redis,
+      keys,
+      queues: [eventsQueue, timersQueue],
+      settings,
+      log,
+      onPause: (reason) => metrics?.pauses.inc({ reason }),
+      onDeadLetter: (entry) => metrics?.deadLetters.inc({ queue: entry.queue, code: entry.code }),
+    },
+    log,
+    onAction: (report) => metrics?.actions.inc({ rule: report.rule, type: report.type, state: report.state }),
+    onWindowBlocked: (action) => metrics?.windowBlocked.inc({ rule: action.rule }),
+    onPlan: (plan, kind) => {
+      for (const outcome of plan.outcomes)
+        if (outcome.matched) metrics?.rulesMatched.inc({ rule: outcome.rule, kind });
+    },
+  };
+
+  const workerConnections: Redis[] = [];
+  const workerOptions = (name: string) => ({
+    connection: (() => {
+      const connection = connect(`worker-${name}`);
+      connection.on('error', () => {});
+      workerConnections.push(connection);
+      return connection;
+    })(),
+    prefix: options.prefix,
+    concurrency: settings.concurrency,
+    autorun: false,
+    lockDuration: settings.lockDurationMs,
+    stalledInterval: settings.stalledIntervalMs,
+    maxStalledCount: settings.maxStalledCount,
+    // Manual rate limiting (queue.rateLimit on 429/401) only takes effect when a limiter is set;
+    // this one is far above any real rate, the platform budget itself is enforced per call.
+    limiter: { max: 1_000_000, duration: 1_000 },
+    settings: {
+      backoffStrategy: (attemptsMade: number) =>
+        jobRetryDelay(attemptsMade, settings.backoffBaseMs, settings.backoffCapMs),
+    },
+  });
+
+  const track = (worker: Worker, queue: string) => {
+    worker.on('completed', (job: Job) => {
+      metrics?.jobs.inc({ queue, outcome: 'completed' });
+      if (queue === 'events' && typeof job.data?.event?.receivedAt === 'string') {
+        metrics?.eventLatency.observe((Date.now() - Date.parse(job.data.event.receivedAt)) / 1000);
+      }
+    });
+    worker.on('failed', (job: Job | undefined, error: Error) => {
+      const outcome = error.name === 'UnrecoverableError' ? 'dead_lettered' : 'retried';
+      metrics?.jobs.inc({ queue, outcome });
+      if (outcome === 'retried') {
+        log.warn(
+          { jobId: job?.id, attempt: job?.attemptsMade, err: error.message },
+          `${queue} job will be retried`,
+        );
+      }
+    });
+    worker.on('error', (error: Error) => log.error({ err: error.message }, `${queue} worker error`));
+  };
+
+  const eventsWorker = new Worker(
+    QUEUE_NAMES.events,
+    (job, token) => processEventJob(job, token, deps),
+    workerOptions('events'),
+  );
+  const timersWorker = new Worker(
+    QUEUE_NAMES.timers,
+    (job, token) => processTimerJob(job, token, deps),
+    workerOptions('timers'),
+  );
+  track(eventsWorker, 'events');
+  track(timersWorker, 'timers');
+
+  let closing: Promise<void> | undefined;
+  return {
+    eventsQueue,
+    timersQueue,
+    metrics,
+    async start() {
+      for (const worker of [eventsWorker, timersWorker]) {
+        worker
+          .run()
+          .catch((error: unknown) => log.error({ err: String(error) }, 'worker stopped unexpectedly'));
+      }
+      await Promise.all([eventsWorker.waitUntilReady(), timersWorker.waitUntilReady()]);
+    },
+    isRunning() {
+      return eventsWorker.isRunning() && !eventsWorker.isPaused() && timersWorker.isRunning();
+    },
+    close(graceMs = 25_000) {
+      closing ??= (async () => {
+        const drain = Promise.all([eventsWorker.close(), timersWorker.close()]);
+        const deadline = new Promise<'timeout'>((resolve) => setTimeout(resolve, graceMs, 'timeout').unref());
+        if ((await Promise.race([drain.then(() => 'drained' as const), deadline])) === 'timeout') {
+          log.warn(
+            { graceMs },
+            'in-flight jobs did not finish in time; forcing close (they will be retried)',
+          );
+          await Promise.all([eventsWorker.close(true), timersWorker.close(true)]);
+        }
+        await Promise.allSettled([eventsQueue.close(), timersQueue.close()]);
+        await Promise.allSettled([redis, queueConnection, ...workerConnections].map((c) => c.quit()));
+      })();
+      return closing;
+    },
+  };
+}
