@@ -91,7 +91,9 @@ export async function retryDeadLetter(
   const entry = await getDeadLetter(redis, keys, id);
   const replay = entry.replays + 1;
   const jobId = `${entry.jobId}-replay${replay}`;
-  await queues[entry.queue].add(entry.jobName, entry.data, { jobId });
+  // `replay` tells the processor to try again the actions that failed for good last time.
+  const data = typeof entry.data === 'object' && entry.data !== null ? { ...entry.data, replay } : entry.data;
+  await queues[entry.queue].add(entry.jobName, data, { jobId });
   await redis.multi().del(keys.dead(id)).zrem(keys.deadIndex, id).exec();
   return { jobId };
 }
