@@ -34,19 +34,19 @@ export interface MediaInput {
   url: string;
   type: (typeof MEDIA_TYPES)[number];
   /** Current form: one of CURRENT_FORM_MIME_TYPES. Earlier form: any MIME string (sent as `mimetype`). */
-  mimeType?: string;
-  name?: string;
-  caption?: string;
-  thumbnail?: string;
+  mimeType?: string | undefined;
+  name?: string | undefined;
+  caption?: string | undefined;
+  thumbnail?: string | undefined;
 }
 
 export interface SendMessageInput {
   conversationId: string;
   /** Current form: text or media is required, and text is not sent when media is present. Earlier form: required. */
-  text?: string;
-  media?: MediaInput;
+  text?: string | undefined;
+  media?: MediaInput | undefined;
   /** Current form only (the earlier form has no such field; it is not sent there). */
-  replyToMessageId?: string;
+  replyToMessageId?: string | undefined;
 }
 
 export interface GetMessagesInput {
@@ -79,6 +79,10 @@ const httpsUrl = z.string().refine(
   },
   { error: HTTPS_PROBLEM },
 );
+
+/** A message for "not an object" only; other issues of the object (unknown keys) keep zod's own. */
+const notAnObject = (message: string) => (issue: { code: string }) =>
+  issue.code === 'invalid_type' ? message : undefined;
 
 const conversationIdSchema = z
   .string({ error: 'conversationId must be a string' })
@@ -113,7 +117,7 @@ function mediaSchema(form: 'current' | 'earlier') {
         caption: z.string().optional(),
         thumbnail: httpsUrl.optional(),
       },
-      { error: 'media must be an object' },
+      { error: notAnObject('media must be an object') },
     )
     .strict();
 }
@@ -127,7 +131,7 @@ function sendMessageSchema(form: 'current' | 'earlier') {
         media: mediaSchema(form).optional(),
         replyToMessageId: nonBlank('replyToMessageId').optional(),
       },
-      { error: 'the message must be an object' },
+      { error: notAnObject('the message must be an object') },
     )
     .strict()
     .superRefine((input, ctx) => {
@@ -248,7 +252,7 @@ const getMessagesSchema = z
         .min(0, { error: 'lastId must be a non-negative integer' })
         .optional(),
     },
-    { error: 'the options must be an object' },
+    { error: notAnObject('the options must be an object') },
   )
   .strict();
 

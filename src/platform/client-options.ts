@@ -59,7 +59,12 @@ const RetrySchema = z
 
 export const PlatformClientOptionsSchema = z
   .object({
-    baseUrl: z.string({ error: 'baseUrl must be a string such as https://api.example.com' }),
+    baseUrl: z
+      .string({ error: 'baseUrl must be a string such as https://api.example.com' })
+      .superRefine((value, ctx) => {
+        const problem = checkBaseUrlShape(value);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      }),
     form: z.enum(['current', 'earlier'], { error: "form must be 'current' or 'earlier'" }),
     auth: z
       .object({
@@ -107,8 +112,16 @@ export const PlatformClientOptionsSchema = z
           "auth.businessId must not contain ':' with the 'bearer' scheme (it joins id and secret with ':')",
       });
     }
-    const problem = checkBaseUrl(options.baseUrl, options.allowInsecureHttp);
-    if (problem) ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: problem });
+    // Spec, Authentication rule 2: HTTPS only. Plain http is for loopback (tests, the emulator).
+    const url = URL.canParse(options.baseUrl) ? new URL(options.baseUrl) : undefined;
+    if (url?.protocol === 'http:' && !options.allowInsecureHttp && !LOOPBACK_HOSTS.has(url.hostname)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['baseUrl'],
+        message:
+          'baseUrl must use https (the secret travels in headers); plain http is allowed for loopback only, or set allowInsecureHttp',
+      });
+    }
   });
 
 /** Options as the caller writes them. */
@@ -178,7 +191,7 @@ export function resolveClientOptions(input: unknown): ResolvedClientOptions {
   };
 }
 
-function checkBaseUrl(value: string, allowInsecureHttp: boolean): string | undefined {
+function checkBaseUrlShape(value: string): string | undefined {
   let url: URL;
   try {
     url = new URL(value);
@@ -186,10 +199,6 @@ function checkBaseUrl(value: string, allowInsecureHttp: boolean): string | undef
     return 'baseUrl must be an absolute URL such as https://api.example.com';
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'baseUrl must use https';
-  // Spec, Authentication rule 2: HTTPS only. Plain http is for loopback (tests, the emulator).
-  if (url.protocol === 'http:' && !allowInsecureHttp && !LOOPBACK_HOSTS.has(url.hostname)) {
-    return 'baseUrl must use https (the secret travels in headers); plain http is allowed for loopback only, or set allowInsecureHttp';
-  }
   if (url.username !== '' || url.password !== '') return 'baseUrl must not contain credentials; use auth';
   if (url.search !== '' || url.hash !== '') return 'baseUrl must not have a query string or fragment';
   return undefined;

@@ -146,7 +146,7 @@ const PLAIN_VERSION = /^[\w.+\- ]{1,64}$/;
 /**
  * GET /version: the body is not documented (webhook-payloads.md §3), so `{"version":"1.3"}`,
  * `{"data":{"version":"v1.3"}}` and a plain-text `1.3` are all accepted. A leading `v` is
- * dropped so that every shape reads the same (`1.3`).
+ * dropped so that every shape reads the same (`1.3`); text without a digit is not a version.
  */
 export function parseVersion(body: ResponseBody): ParseResult<string> {
   let raw: string | undefined;
@@ -160,6 +160,7 @@ export function parseVersion(body: ResponseBody): ParseResult<string> {
     raw = body.text.trim();
   }
   const version = raw?.trim().replace(/^v(?=\d)/i, '');
-  if (!version) return { ok: false, problem: `no version in ${preview(body.text)}` };
+  // A version has a digit; this keeps an "OK" or a status word from passing as one.
+  if (!version || !/\d/.test(version)) return { ok: false, problem: `no version in ${preview(body.text)}` };
   return { ok: true, value: version };
 }

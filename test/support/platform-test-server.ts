@@ -94,8 +94,7 @@ export async function startPlatformTestServer(options: { port?: number } = {}): 
       const route = `${recorded.method} ${recorded.path}`;
       const queued = queues.get(route)?.shift();
       const fallback = defaults.get(route);
-      const reply: Reply =
-        queued ??
+      const reply: Reply = queued ??
         (typeof fallback === 'function' ? fallback(recorded) : fallback) ?? {
           status: 404,
           json: { status: 0, rc: 404, error_msg: `test server: nothing scripted for ${route}` },
