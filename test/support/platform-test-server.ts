@@ -30,6 +30,8 @@ export interface PlatformTestServer {
   enqueue(route: string, ...replies: Reply[]): void;
   /** The answer for a route once its queue is empty (default: 404 JSON). */
   setDefault(route: string, reply: Reply | ((request: RecordedRequest) => Reply)): void;
+  /** Forgets recorded requests, queued answers and defaults (call between tests). */
+  reset(): void;
   close(): Promise<void>;
 }
 
@@ -92,14 +94,20 @@ export async function startPlatformTestServer(options: { port?: number } = {}): 
       };
       requests.push(recorded);
       const route = `${recorded.method} ${recorded.path}`;
-      const queued = queues.get(route)?.shift();
-      const fallback = defaults.get(route);
-      const reply: Reply = queued ??
-        (typeof fallback === 'function' ? fallback(recorded) : fallback) ?? {
-          status: 404,
-          json: { status: 0, rc: 404, error_msg: `test server: nothing scripted for ${route}` },
-        };
-      answer(res, reply);
+      try {
+        const queued = queues.get(route)?.shift();
+        const fallback = defaults.get(route);
+        const reply: Reply = queued ??
+          (typeof fallback === 'function' ? fallback(recorded) : fallback) ?? {
+            status: 404,
+            json: { status: 0, rc: 404, error_msg: `test server: nothing scripted for ${route}` },
+          };
+        answer(res, reply);
+      } catch (error) {
+        // A broken script answers at once instead of leaving the client to time out.
+        res.writeHead(599, { 'content-type': 'text/plain' });
+        res.end(`test server: bad scripted reply for ${route}: ${String(error)}`);
+      }
     });
   });
 
@@ -119,6 +127,11 @@ export async function startPlatformTestServer(options: { port?: number } = {}): 
     },
     setDefault(route, reply) {
       defaults.set(route, reply);
+    },
+    reset() {
+      requests.length = 0;
+      queues.clear();
+      defaults.clear();
     },
     async close() {
       for (const timer of timers) clearTimeout(timer);
