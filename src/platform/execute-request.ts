@@ -4,10 +4,15 @@ import pRetry, { AbortError } from 'p-retry';
 import type { PlatformRequest } from './build-requests.js';
 import { classifyAnswer, classifyTransport, type Failure } from './classify-response.js';
 import type { ResolvedClientOptions } from './client-options.js';
-import { gotTransport, type HttpAnswer, type HttpTransport, TransportFailure } from './got-transport.js';
+import { gotTransport, type HttpTransport, TransportFailure } from './got-transport.js';
 import type { ResponseBody } from './parse-responses.js';
 import { PlatformError } from './platform-error.js';
 import { decideRetry } from './retry-policy.js';
+
+type Exchange<T> = { statusCode: number | null } & (
+  | { ok: true; value: T }
+  | { ok: false; failure: Failure; cause?: unknown }
+);
 
 function decodeBody(text: string): ResponseBody {
   if (text.trim() === '') return { text, json: undefined };
@@ -18,9 +23,59 @@ function decodeBody(text: string): ResponseBody {
   }
 }
 
+/** One HTTP attempt, classified: a parsed success, or the Failure it ended with. */
+async function exchange<T>(
+  request: PlatformRequest<T>,
+  options: ResolvedClientOptions,
+  transport: HttpTransport,
+): Promise<Exchange<T>> {
+  let answer: Awaited<ReturnType<HttpTransport>>;
+  try {
+    answer = await transport({
+      url: options.baseUrl + request.path,
+      method: request.method,
+      headers: request.headers,
+      timeoutMs: options.timeoutMs,
+      freshConnection: request.safety === 'creates',
+      ...(request.searchParams ? { searchParams: request.searchParams } : {}),
+      ...(request.json ? { json: request.json } : {}),
+    });
+  } catch (error) {
+    const facts =
+      error instanceof TransportFailure
+        ? { timedOut: error.timedOut, errorCode: error.errorCode }
+        : { timedOut: false, errorCode: undefined };
+    const cause = error instanceof TransportFailure ? (error.cause ?? error) : error;
+    return { statusCode: null, ok: false, failure: classifyTransport(facts, request.safety), cause };
+  }
+  const { statusCode } = answer;
+  const body = decodeBody(answer.bodyText);
+  const facts =
+    answer.retryAfter === undefined
+      ? { statusCode, body }
+      : { statusCode, retryAfter: answer.retryAfter, body };
+  const failure = classifyAnswer(facts, request.safety, Date.now());
+  if (failure) return { statusCode, ok: false, failure };
+  const parsed = request.parse(body);
+  if (parsed.ok) return { statusCode, ok: true, value: parsed.value };
+  return {
+    statusCode,
+    ok: false,
+    failure: {
+      code: 'CONTRACT',
+      statusCode,
+      rc: null,
+      platformMessage: null,
+      retryAfterMs: null,
+      detail: parsed.problem,
+    },
+  };
+}
+
 /**
- * Runs one call: hooks, HTTP attempts through the transport, classification, and the p-retry loop
- * (policy in retry-policy.ts). Throws PlatformError, or the error `hooks.beforeRequest` threw.
+ * Runs one call: hooks, HTTP attempts through the transport (got by default), classification,
+ * and the p-retry loop (policy and worst cases in retry-policy.ts). Throws PlatformError, or
+ * unchanged the error that `hooks.beforeRequest` threw.
  */
 export async function executeRequest<T>(
   request: PlatformRequest<T>,
@@ -39,67 +94,31 @@ export async function executeRequest<T>(
       throw new AbortError(error instanceof Error ? error : new Error(String(error)));
     }
     const started = performance.now();
-    let answer: HttpAnswer | undefined;
-    let failure: Failure | undefined;
-    let cause: unknown;
-    let value: T | undefined;
-    try {
-      const call = {
-        url: options.baseUrl + path,
-        method,
-        headers: request.headers,
-        timeoutMs: options.timeoutMs,
-        freshConnection: request.safety === 'creates',
-        ...(request.searchParams ? { searchParams: request.searchParams } : {}),
-        ...(request.json ? { json: request.json } : {}),
-      };
-      answer = await transport(call);
-    } catch (error) {
-      cause = error instanceof TransportFailure ? (error.cause ?? error) : error;
-      failure =
-        error instanceof TransportFailure
-          ? classifyTransport({ timedOut: error.timedOut, errorCode: error.errorCode }, request.safety)
-          : classifyTransport({ timedOut: false, errorCode: undefined }, request.safety);
-    }
-    if (answer) {
-      const body = decodeBody(answer.bodyText);
-      const facts =
-        answer.retryAfter === undefined
-          ? { statusCode: answer.statusCode, body }
-          : { statusCode: answer.statusCode, retryAfter: answer.retryAfter, body };
-      failure = classifyAnswer(facts, request.safety, Date.now()) ?? undefined;
-      if (!failure) {
-        const parsed = request.parse(body);
-        if (parsed.ok) value = parsed.value;
-        else {
-          failure = {
-            code: 'CONTRACT',
-            statusCode: answer.statusCode,
-            rc: null,
-            platformMessage: null,
-            retryAfterMs: null,
-            detail: parsed.problem,
-          };
-        }
-      }
-    }
+    const result = await exchange(request, options, transport);
     try {
       hooks.afterResponse?.({
         operation,
         method,
         path,
         attempt,
-        statusCode: answer?.statusCode ?? null,
-        outcome: failure ? failure.code : 'ok',
+        statusCode: result.statusCode,
+        outcome: result.ok ? 'ok' : result.failure.code,
         durationMs: Math.round(performance.now() - started),
       });
     } catch {
       // Metrics must never fail a call (a failed metric on a sent message would invite a resend).
     }
-    if (!failure) return value as T;
+    if (result.ok) return result.value;
 
-    const error = new PlatformError({ ...failure, operation, method, path, attempts: attempt, cause });
-    const decision = decideRetry(failure, attempt, settings.retries - (attempt - 1), settings);
+    const error = new PlatformError({
+      ...result.failure,
+      operation,
+      method,
+      path,
+      attempts: attempt,
+      cause: result.cause,
+    });
+    const decision = decideRetry(result.failure, attempt, settings.retries - (attempt - 1), settings);
     if (!decision.retry) throw new AbortError(error);
     nextDelayMs = decision.delayMs;
     throw error;
