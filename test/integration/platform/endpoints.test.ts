@@ -430,13 +430,15 @@ describe('notes, need-human, total, version', () => {
   });
 
   it.each([
-    [{ json: { version: '1.3' } }, '1.3'],
-    [{ json: { data: { version: 'v1.3' } } }, '1.3'],
-    [{ text: '1.3' }, '1.3'],
-    [{ text: 'v1.4\n' }, '1.4'],
-  ])('getVersion accepts %j', async (reply, version) => {
+    ['current', { json: { version: '1.3' } }, '1.3'],
+    ['current', { json: { data: { version: 'v1.3' } } }, '1.3'],
+    ['current', { text: '1.3' }, '1.3'],
+    ['earlier', { json: { version: '1.3' } }, '1.3'],
+    ['earlier', { json: { status: 1, data: { version: 'v1.3' } } }, '1.3'],
+    ['earlier', { text: 'v1.4\n' }, '1.4'],
+  ] as const)('getVersion, %s form, accepts %j', async (form, reply, version) => {
     server.enqueue('GET /version', reply);
-    expect(await current().getVersion()).toBe(version);
+    expect(await (form === 'current' ? current() : earlier()).getVersion()).toBe(version);
   });
 
   it('works under a base URL with a path prefix', async () => {
