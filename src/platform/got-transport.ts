@@ -1,0 +1,93 @@
+import http from 'node:http';
+import https from 'node:https';
+import got, { RequestError, TimeoutError } from 'got';
+
+/** One HTTP exchange as the client needs it; nothing got-specific leaks past this file. */
+export interface HttpCall {
+  url: string;
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  searchParams?: Record<string, string>;
+  json?: Record<string, unknown>;
+  timeoutMs: number;
+  /**
+   * Use a new connection instead of a pooled keep-alive socket. Sends and notes do: a pooled
+   * socket the server has just closed fails with a reset that is indistinguishable from one after
+   * the server read the request, which would turn a harmless race into OUTCOME_UNKNOWN.
+   */
+  freshConnection: boolean;
+}
+
+export interface HttpAnswer {
+  statusCode: number;
+  retryAfter?: string;
+  bodyText: string;
+}
+
+/** No HTTP answer at all: what classifyTransport needs, with the original error as cause. */
+export class TransportFailure extends Error {
+  readonly timedOut: boolean;
+  readonly errorCode: string | undefined;
+
+  constructor(timedOut: boolean, errorCode: string | undefined, cause: unknown) {
+    super(timedOut ? 'request timed out' : `request failed (${errorCode ?? 'unknown'})`, { cause });
+    this.name = 'TransportFailure';
+    this.timedOut = timedOut;
+    this.errorCode = errorCode;
+  }
+}
+
+export type HttpTransport = (call: HttpCall) => Promise<HttpAnswer>;
+
+const freshAgents = {
+  http: new http.Agent({ keepAlive: false }),
+  https: new https.Agent({ keepAlive: false }),
+};
+
+/**
+ * got with every policy of its own switched off: no retry (p-retry owns that), no redirects, no
+ * throwing on HTTP status (classify-response.ts reads both forms' envelopes), text body (GET
+ * /version may be plain text), and a hard `timeout.request` on every call.
+ */
+export const gotTransport: HttpTransport = async (call) => {
+  try {
+    const response = await got(call.url, {
+      method: call.method,
+      headers: {
+        accept: 'application/json, text/plain;q=0.9',
+        'user-agent': 'convo-bridge',
+        ...call.headers,
+      },
+      ...(call.searchParams ? { searchParams: call.searchParams } : {}),
+      ...(call.json ? { json: call.json } : {}),
+      ...(call.freshConnection ? { agent: freshAgents } : {}),
+      timeout: { request: call.timeoutMs },
+      retry: { limit: 0 },
+      followRedirect: false,
+      throwHttpErrors: false,
+      responseType: 'text',
+    });
+    const retryAfter = response.headers['retry-after'];
+    const answer: HttpAnswer = { statusCode: response.statusCode, bodyText: response.body };
+    if (typeof retryAfter === 'string') answer.retryAfter = retryAfter;
+    return answer;
+  } catch (error) {
+    if (error instanceof RequestError) {
+      throw new TransportFailure(error instanceof TimeoutError, error.code, underlying(error));
+    }
+    throw new TransportFailure(false, undefined, error);
+  }
+};
+
+/**
+ * got's errors carry the request options, headers (and so the secret) included. The cause we
+ * keep is the error underneath (the socket's ECONNRESET, got's inner timeout), or a copy of the
+ * message and code when there is none, so that logging a PlatformError's cause never logs a secret.
+ */
+function underlying(error: RequestError): Error {
+  if (error.cause instanceof Error && !(error.cause instanceof RequestError)) return error.cause;
+  const copy = new Error(error.message) as Error & { code?: string };
+  copy.name = error.name;
+  copy.code = error.code;
+  return copy;
+}
