@@ -65,3 +65,49 @@ function allowEnvReferences(node: unknown): unknown {
   }
   return out;
 }
+
+let cached: JsonSchema | undefined;
+
+/**
+ * Keys a mapping at `path` (in the file, snake_case) may have, read from the JSON Schema so that
+ * "unknown key" errors can list them. Empty when the path does not lead to a fixed mapping.
+ */
+export function allowedKeysAt(path: readonly (string | number)[]): string[] {
+  cached ??= configJsonSchema();
+  const root = cached;
+  const definitions = (root.definitions ?? {}) as Record<string, JsonSchema>;
+  const deref = (node: JsonSchema | undefined): JsonSchema | undefined => {
+    let current = node;
+    for (let hops = 0; current && hops < 10; hops++) {
+      const ref = current.$ref;
+      const allOf = current.allOf as JsonSchema[] | undefined;
+      if (typeof ref === 'string') current = definitions[ref.replace('#/definitions/', '')];
+      else if (allOf?.length === 1) current = allOf[0];
+      else break;
+    }
+    return current;
+  };
+  const pick = (node: JsonSchema | undefined, want: 'object' | 'array'): JsonSchema | undefined => {
+    const resolved = deref(node);
+    if (!resolved) return undefined;
+    if (resolved.type === want) return resolved;
+    for (const option of (resolved.anyOf ?? resolved.oneOf ?? []) as JsonSchema[]) {
+      const found = pick(option, want);
+      if (found) return found;
+    }
+    return undefined;
+  };
+  let node: JsonSchema | undefined = root;
+  for (const segment of path) {
+    if (typeof segment === 'number') {
+      node = pick(node, 'array')?.items as JsonSchema | undefined;
+    } else {
+      const object = pick(node, 'object');
+      const properties = object?.properties as Record<string, JsonSchema> | undefined;
+      node = properties?.[segment] ?? (object?.additionalProperties as JsonSchema | undefined);
+    }
+    if (!node) return [];
+  }
+  const object = pick(node, 'object');
+  return Object.keys((object?.properties as Record<string, JsonSchema> | undefined) ?? {});
+}

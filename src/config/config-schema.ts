@@ -36,7 +36,8 @@ function httpUrl(example: string, protocols: readonly string[] = ['http:', 'http
     }
     const wanted = protocols.map((p) => `${p}//`).join(' or ');
     if (!url || !protocols.includes(url.protocol)) {
-      ctx.addIssue({ code: 'custom', message: `must be a ${wanted} URL, e.g. ${example}` });
+      const article = wanted.startsWith('h') ? 'an' : 'a';
+      ctx.addIssue({ code: 'custom', message: `must be ${article} ${wanted} URL, e.g. ${example}` });
     }
   });
 }

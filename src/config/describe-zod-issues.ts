@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { ConfigPath } from './config-document.js';
+import { allowedKeysAt } from './config-json-schema.js';
 
 /** A schema problem in words a config author understands, with the path it belongs to. */
 export interface SchemaProblem {
@@ -32,7 +33,7 @@ function collect(issue: z.core.$ZodIssue, prefix: ConfigPath, out: SchemaProblem
         out.push({
           path: [...path, key],
           atKey: true,
-          message: `${[...path, key].join('.')}: unknown key "${key}"${suggestion(key)}`,
+          message: `${[...path, key].join('.')}: unknown key "${key}"${suggestion(key, allowedKeysAt(path))}`,
         });
       }
       return;
@@ -47,6 +48,11 @@ function collect(issue: z.core.$ZodIssue, prefix: ConfigPath, out: SchemaProblem
         for (const inner of deepest.branch) collect(inner, path, out);
         return;
       }
+      const input = 'input' in issue ? issue.input : undefined;
+      if (!issue.message.startsWith('Invalid input')) {
+        out.push({ path, atKey: false, message: `${label}: ${issue.message}, got ${describeValue(input, hideValue)}` });
+        return;
+      }
       const expected = [
         ...new Set(
           branches.flatMap((b) =>
@@ -54,7 +60,6 @@ function collect(issue: z.core.$ZodIssue, prefix: ConfigPath, out: SchemaProblem
           ),
         ),
       ];
-      const input = 'input' in issue ? issue.input : undefined;
       out.push({
         path,
         atKey: false,
@@ -98,8 +103,13 @@ function collect(issue: z.core.$ZodIssue, prefix: ConfigPath, out: SchemaProblem
       out.push({ path, atKey: false, message: `${label}: ${message}` });
       return;
     }
-    default:
-      out.push({ path, atKey: false, message: `${label}: ${issue.message}` });
+    default: {
+      // "expected a duration ..." says more with what was written.
+      const input = 'input' in issue ? issue.input : undefined;
+      const got =
+        issue.message.startsWith('expected ') && input !== undefined ? `, got ${describeValue(input, hideValue)}` : '';
+      out.push({ path, atKey: false, message: `${label}: ${issue.message}${got}` });
+    }
   }
 }
 
@@ -135,105 +145,21 @@ function describeValue(value: unknown, hide: boolean): string {
   return `${typeof value === 'boolean' ? '' : 'the number '}${String(value)}`;
 }
 
-const KNOWN_KEYS = [
-  'platform',
-  'receiver',
-  'redis',
-  'worker',
-  'admin',
-  'log',
-  'timezone',
-  'business_hours',
-  'channels',
-  'reply_window',
-  'destinations',
-  'rules',
-  'base_url',
-  'form',
-  'auth',
-  'scheme',
-  'business_id',
-  'secret',
-  'timeout',
-  'retry',
-  'retries',
-  'min_delay',
-  'max_delay',
-  'max_retry_after',
-  'rate_limit',
-  'host',
-  'port',
-  'path',
-  'secrets',
-  'body_limit',
-  'dedupe_window',
-  'enqueue_timeout',
-  'url',
-  'prefix',
-  'concurrency',
-  'attempts',
-  'backoff',
-  'rate_limit_pause_cap',
-  'auth_failure_pause',
-  'shutdown_grace',
-  'safety_margin',
-  'username',
-  'password',
-  'level',
-  'weekly',
-  'holidays',
-  'match',
-  'kind',
-  'engine',
-  'channel_id',
-  'channel_name',
-  'applies_to',
-  'hours',
-  'when_closed',
-  'name',
-  'description',
-  'on',
-  'if',
-  'then',
-  'stop',
-  'cooldown',
-  'sender',
-  'content_type',
-  'has_media',
-  'need_human',
-  'text',
-  'any_keywords',
-  'all_keywords',
-  'regex',
-  'first_message',
-  'all',
-  'any',
-  'not',
-  'note',
-  'reply',
-  'forward',
-  'after',
-  'unless',
-  'media',
-  'once_per_conversation',
-  'reply_to_message',
-  'type',
-  'caption',
-  'mime_type',
-];
-
-/** " (did you mean \"x\"?)" for a near miss of a key the config knows. */
-function suggestion(key: string): string {
+/** `; did you mean "x"?` for a near miss among the keys allowed here, else the list of them. */
+function suggestion(key: string, allowed: readonly string[]): string {
+  if (allowed.length === 0) return '';
   let best: string | undefined;
-  let bestDistance = 3;
-  for (const known of KNOWN_KEYS) {
+  // Close enough to be a typo: one edit in short keys, two in long ones.
+  let bestDistance = Math.min(2, Math.max(1, Math.floor(key.length / 3))) + 1;
+  for (const known of allowed) {
     const d = editDistance(key.toLowerCase(), known);
     if (d < bestDistance) {
       bestDistance = d;
       best = known;
     }
   }
-  return best !== undefined && best !== key ? ` (did you mean "${best}"?)` : '';
+  if (best !== undefined && best !== key) return `: did you mean "${best}"?`;
+  return `; allowed here: ${allowed.join(', ')}`;
 }
 
 function editDistance(a: string, b: string): number {
