@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type FSWatcher, watch } from 'node:fs';
+import { type FSWatcher, readFileSync, watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import { ConfigError } from './config-error.js';
@@ -99,12 +99,13 @@ export function watchConfig(path: string, options: WatchConfigOptions): ConfigWa
     }, debounceMs);
   };
 
-  // Remember what is loaded now so that a no-op save does not trigger a reload.
-  void readFile(file, 'utf8')
-    .then((text) => {
-      lastHash ??= createHash('sha256').update(text).digest('hex');
-    })
-    .catch(() => undefined);
+  // Remember what is loaded now so that a no-op save does not trigger a reload. Read at once
+  // (not async) so that a change made right after this call is not mistaken for the start state.
+  try {
+    lastHash = createHash('sha256').update(readFileSync(file, 'utf8')).digest('hex');
+  } catch {
+    lastHash = undefined;
+  }
 
   let watcher: FSWatcher | undefined = watch(dirname(file), { persistent: false }, (_event, changed) => {
     if (changed === null || changed.toString() === name) schedule('file changed');
