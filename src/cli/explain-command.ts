@@ -42,40 +42,44 @@ export function registerExplainCommand(program: Command, io: CliIo): void {
     .option('--facts <file>', 'conversation facts JSON (see below)')
     .option('--json', 'print the plan as JSON')
     .addHelpText('after', EXAMPLES)
-    .action(async (options: { event: string; config?: string; now?: string; facts?: string; json?: boolean }) => {
-      const path = resolveConfigPath(options.config);
-      if (path === undefined) {
-        throw new CliError(
-          'no config file: pass --config FILE, create config/bridge.yaml, or set CONVO_BRIDGE_CONFIG',
-        );
-      }
-      const now = options.now === undefined ? new Date() : parseNow(options.now);
-      let loaded: LoadedConfig;
-      try {
-        loaded = await loadConfig(path, { allowMissingEnv: true });
-      } catch (error) {
-        if (!(error instanceof ConfigError)) throw error;
-        for (const issue of error.issues) io.stderr(`${formatConfigIssue(issue)}\n`);
-        throw new CliError(`config ${path} is invalid: run convo-bridge validate for details`, {
-          exitCode: EXIT.invalidInput,
-          cause: error,
-        });
-      }
-      const event = await readEventFile(options.event);
-      const facts = options.facts === undefined ? defaultFacts() : await readFactsFile(options.facts);
-      const plan = evaluateRules(loaded.rules, event, facts, now);
-      if (options.json) {
-        io.stdout(`${JSON.stringify({ now: now.toISOString(), event: event.key, ...plan }, null, 2)}\n`);
-      } else {
-        io.stdout(formatPlan(plan, event, now, localTime(now, loaded.config.timezone).label));
-      }
-    });
+    .action(
+      async (options: { event: string; config?: string; now?: string; facts?: string; json?: boolean }) => {
+        const path = resolveConfigPath(options.config);
+        if (path === undefined) {
+          throw new CliError(
+            'no config file: pass --config FILE, create config/bridge.yaml, or set CONVO_BRIDGE_CONFIG',
+          );
+        }
+        const now = options.now === undefined ? new Date() : parseNow(options.now);
+        let loaded: LoadedConfig;
+        try {
+          loaded = await loadConfig(path, { allowMissingEnv: true });
+        } catch (error) {
+          if (!(error instanceof ConfigError)) throw error;
+          for (const issue of error.issues) io.stderr(`${formatConfigIssue(issue)}\n`);
+          throw new CliError(`config ${path} is invalid: run convo-bridge validate for details`, {
+            exitCode: EXIT.invalidInput,
+            cause: error,
+          });
+        }
+        const event = await readEventFile(options.event);
+        const facts = options.facts === undefined ? defaultFacts() : await readFactsFile(options.facts);
+        const plan = evaluateRules(loaded.rules, event, facts, now);
+        if (options.json) {
+          io.stdout(`${JSON.stringify({ now: now.toISOString(), event: event.key, ...plan }, null, 2)}\n`);
+        } else {
+          io.stdout(formatPlan(plan, event, now, localTime(now, loaded.config.timezone).label));
+        }
+      },
+    );
 }
 
 function parseNow(text: string): Date {
   const date = new Date(text);
   if (Number.isNaN(date.getTime()) || !/^\d{4}-\d{2}-\d{2}T/.test(text)) {
-    throw new CliError(`--now ${JSON.stringify(text)} is not an ISO-8601 instant: write e.g. 2026-11-23T03:15:00Z`);
+    throw new CliError(
+      `--now ${JSON.stringify(text)} is not an ISO-8601 instant: write e.g. 2026-11-23T03:15:00Z`,
+    );
   }
   return date;
 }
@@ -128,7 +132,9 @@ async function readFactsFile(path: string): Promise<ConversationFacts> {
   const value = await readJson(path, 'facts');
   const parsed = FactsSchema.safeParse(value);
   if (!parsed.success) {
-    throw new CliError(`${path} is not a facts file:\n${describeIssues(path, parsed.error)}`, { cause: parsed.error });
+    throw new CliError(`${path} is not a facts file:\n${describeIssues(path, parsed.error)}`, {
+      cause: parsed.error,
+    });
   }
   const f = parsed.data;
   return {

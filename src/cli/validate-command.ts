@@ -39,11 +39,19 @@ export function registerValidateCommand(program: Command, io: CliIo): void {
       } catch (error) {
         if (!(error instanceof ConfigError)) throw error;
         for (const issue of error.issues) io.stderr(`${formatConfigIssue(issue)}\n`);
-        if (!options.allowMissingEnv && error.issues.some((i) => i.message.startsWith('environment variable '))) {
-          io.stderr('hint: set the variables, or add --allow-missing-env to check the rest with placeholders\n');
+        if (
+          !options.allowMissingEnv &&
+          error.issues.some((i) => i.message.startsWith('environment variable '))
+        ) {
+          io.stderr(
+            'hint: set the variables, or add --allow-missing-env to check the rest with placeholders\n',
+          );
         }
         const count = error.issues.length === 1 ? '1 problem' : `${error.issues.length} problems`;
-        throw new CliError(`config ${path} is invalid: ${count}`, { exitCode: EXIT.invalidInput, cause: error });
+        throw new CliError(`config ${path} is invalid: ${count}`, {
+          exitCode: EXIT.invalidInput,
+          cause: error,
+        });
       }
       io.stdout(summarize(loaded));
       for (const missing of loaded.missingEnv) {
@@ -59,7 +67,9 @@ export function summarize(loaded: LoadedConfig): string {
   const c: BridgeConfig = loaded.config;
   const rules = c.rules;
   const lines = [`config OK: ${rules.length} rule${rules.length === 1 ? '' : 's'} (${loaded.file})`];
-  lines.push(`  platform: ${c.platform.form} form, ${redactUrl(c.platform.baseUrl)}, auth ${c.platform.auth.scheme}`);
+  lines.push(
+    `  platform: ${c.platform.form} form, ${redactUrl(c.platform.baseUrl)}, auth ${c.platform.auth.scheme}`,
+  );
   lines.push(
     `  receiver: ${c.receiver.host}:${c.receiver.port}${c.receiver.path}, ${c.receiver.secrets.length} webhook secret${c.receiver.secrets.length === 1 ? '' : 's'}`,
   );
@@ -69,7 +79,9 @@ export function summarize(loaded: LoadedConfig): string {
       .map(([days, ranges]) => `${days} ${typeof ranges === 'string' ? ranges : ranges.join(',')}`)
       .join(', ');
     const holidays = c.businessHours.holidays.length;
-    lines.push(`  business hours (${c.timezone}): ${weekly}; ${holidays} holiday${holidays === 1 ? '' : 's'}`);
+    lines.push(
+      `  business hours (${c.timezone}): ${weekly}; ${holidays} holiday${holidays === 1 ? '' : 's'}`,
+    );
   }
   if (c.channels.length > 0) {
     lines.push(
@@ -81,7 +93,7 @@ export function summarize(loaded: LoadedConfig): string {
   for (const rule of rules) {
     const extras = [
       `on ${rule.on.join(', ')}`,
-      `${rule.then.length} action${rule.then.length === 1 ? '' : 's'}`,
+      `${rule.actions.length} action${rule.actions.length === 1 ? '' : 's'}`,
       ...(rule.stop ? ['stop'] : []),
       ...(rule.cooldownMs !== undefined ? [`cooldown ${formatDuration(rule.cooldownMs)}`] : []),
     ];

@@ -9,7 +9,7 @@ import {
   type Node,
   parseDocument,
   visit,
-  YAMLError,
+  type YAMLError,
 } from 'yaml';
 import type { ConfigIssue } from './config-error.js';
 import { type TokenizedText, tokenizeEnvReferences } from './env-references.js';
@@ -172,7 +172,9 @@ export function locatePath(
     const segment = path[i];
     if (isAlias(node)) node = node.resolve(document.doc);
     if (isMap(node)) {
-      const pair = node.items.find((item) => isPair(item) && isScalar(item.key) && item.key.value === segment);
+      const pair = node.items.find(
+        (item) => isPair(item) && isScalar(item.key) && item.key.value === segment,
+      );
       if (!pair) break;
       if (options.atKey && i === path.length - 1) {
         offset = rangeStart(pair.key) ?? offset;

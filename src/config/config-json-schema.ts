@@ -53,8 +53,10 @@ function allowEnvReferences(node: unknown): unknown {
     }
   }
   const type = out.type;
-  const isLeaf = (typeof type === 'string' && LEAF_TYPES.has(type)) || (out.enum !== undefined && type === undefined);
-  const hasConstraint = out.pattern !== undefined || out.enum !== undefined || out.format !== undefined || type !== 'string';
+  const isLeaf =
+    (typeof type === 'string' && LEAF_TYPES.has(type)) || (out.enum !== undefined && type === undefined);
+  const hasConstraint =
+    out.pattern !== undefined || out.enum !== undefined || out.format !== undefined || type !== 'string';
   if (isLeaf && hasConstraint) {
     const { description, default: fallback, ...rest } = out;
     return {

@@ -20,9 +20,12 @@ const nonEmpty = z.string().trim().min(1, { error: 'must not be empty' });
 /** Integers may come from `${VAR}` substitution as strings ("8080"). */
 function integer(min: number, max: number) {
   return z
-    .union([z.number().int(), z.string().regex(/^\d+$/, { error: 'expected a whole number' }).transform(Number)], {
-      error: 'expected a whole number',
-    })
+    .union(
+      [z.number().int(), z.string().regex(/^\d+$/, { error: 'expected a whole number' }).transform(Number)],
+      {
+        error: 'expected a whole number',
+      },
+    )
     .pipe(z.number().int().min(min).max(max));
 }
 
@@ -67,14 +70,21 @@ export const DEFAULT_WINDOW_KINDS: ChannelKind[] = ['whatsapp_api', 'instagram',
 
 const platformSchema = z
   .strictObject({
-    base_url: httpUrl('https://api.example.com').describe('Base address of the platform API, e.g. https://api.example.com'),
-    form: z.enum(['current', 'earlier']).default('current').describe('Which form of the interface the platform speaks.'),
+    base_url: httpUrl('https://api.example.com').describe(
+      'Base address of the platform API, e.g. https://api.example.com',
+    ),
+    form: z
+      .enum(['current', 'earlier'])
+      .default('current')
+      .describe('Which form of the interface the platform speaks.'),
     auth: z
       .strictObject({
         scheme: z
           .enum(['headers', 'bearer', 'bearer-secret'])
           .default('headers')
-          .describe('headers: Business + Secret; bearer: base64(business_id:secret); bearer-secret: the secret alone.'),
+          .describe(
+            'headers: Business + Secret; bearer: base64(business_id:secret); bearer-secret: the secret alone.',
+          ),
         business_id: nonEmpty.optional(),
         secret: nonEmpty,
       })
@@ -106,7 +116,9 @@ const platformSchema = z
     rate_limit: z
       .strictObject({ max: integer(1, 1_000_000), per: durationSchema })
       .optional()
-      .describe('Requests allowed per period. Default: 100 per 1m for the earlier form, none for the current.'),
+      .describe(
+        'Requests allowed per period. Default: 100 per 1m for the earlier form, none for the current.',
+      ),
   })
   .transform((p) => ({
     baseUrl: p.base_url,
@@ -193,7 +205,10 @@ const timezoneSchema = z
   .default('Asia/Jakarta');
 
 const weeklySchema = z
-  .record(z.string(), z.union([z.string(), z.array(z.string()).min(1, { error: 'must not be an empty list' })]))
+  .record(
+    z.string(),
+    z.union([z.string(), z.array(z.string()).min(1, { error: 'must not be an empty list' })]),
+  )
   .superRefine((weekly, ctx) => {
     const seen = new Map<number, string>();
     for (const [key, value] of Object.entries(weekly)) {
@@ -290,11 +305,16 @@ export const configSchema = z
     log: logSchema.prefault({}),
     timezone: timezoneSchema,
     business_hours: businessHoursSchema.optional(),
-    channels: z.array(channelSchema).default([]).describe('First match wins; unmatched channels have no kind.'),
+    channels: z
+      .array(channelSchema)
+      .default([])
+      .describe('First match wins; unmatched channels have no kind.'),
     reply_window: replyWindowSchema.prefault({}),
     destinations: z
       .record(
-        z.string().regex(DESTINATION_NAME_PATTERN, { error: 'a destination name uses letters, digits, - and _' }),
+        z
+          .string()
+          .regex(DESTINATION_NAME_PATTERN, { error: 'a destination name uses letters, digits, - and _' }),
         destinationSchema,
       )
       .default({}),

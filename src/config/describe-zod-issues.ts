@@ -50,7 +50,11 @@ function collect(issue: z.core.$ZodIssue, prefix: ConfigPath, out: SchemaProblem
       }
       const input = 'input' in issue ? issue.input : undefined;
       if (!issue.message.startsWith('Invalid input')) {
-        out.push({ path, atKey: false, message: `${label}: ${issue.message}, got ${describeValue(input, hideValue)}` });
+        out.push({
+          path,
+          atKey: false,
+          message: `${label}: ${issue.message}, got ${describeValue(input, hideValue)}`,
+        });
         return;
       }
       const expected = [
@@ -107,7 +111,9 @@ function collect(issue: z.core.$ZodIssue, prefix: ConfigPath, out: SchemaProblem
       // "expected a duration ..." says more with what was written.
       const input = 'input' in issue ? issue.input : undefined;
       const got =
-        issue.message.startsWith('expected ') && input !== undefined ? `, got ${describeValue(input, hideValue)}` : '';
+        issue.message.startsWith('expected ') && input !== undefined
+          ? `, got ${describeValue(input, hideValue)}`
+          : '';
       out.push({ path, atKey: false, message: `${label}: ${issue.message}${got}` });
     }
   }
@@ -141,7 +147,8 @@ function describeValue(value: unknown, hide: boolean): string {
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a mapping';
   if (hide) return `a ${typeof value}`;
-  if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value);
+  if (typeof value === 'string')
+    return JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value);
   return `${typeof value === 'boolean' ? '' : 'the number '}${String(value)}`;
 }
 

@@ -66,7 +66,12 @@ export function tokenizeEnvReferences(original: string): TokenizedText {
       const token = `${marker}${references.size}__`;
       references.set(token, { token, ...reference });
       out += original.slice(last, i);
-      shifts.push({ originalStart: i, originalEnd: i + length, newStart: out.length, newEnd: out.length + token.length });
+      shifts.push({
+        originalStart: i,
+        originalEnd: i + length,
+        newStart: out.length,
+        newEnd: out.length + token.length,
+      });
       out += token;
       last = i + length;
       i = original.indexOf('$', last);

@@ -39,15 +39,24 @@ export async function loadConfig(path: string, options: LoadOptions = {}): Promi
         : code === 'EISDIR'
           ? 'it is a directory, not a file'
           : `it cannot be read (${code ?? 'unknown error'})`;
-    throw new ConfigError([{ file: path, line: 1, column: 1, path: '', message: `cannot load the config: ${why}` }], {
-      cause: error,
-    });
+    throw new ConfigError(
+      [{ file: path, line: 1, column: 1, path: '', message: `cannot load the config: ${why}` }],
+      {
+        cause: error,
+      },
+    );
   }
   return parseConfigText(text, { fileName: path, ...options });
 }
 
 /** Placeholder values tried, in order, where an unset variable's value fails validation. */
-const PLACEHOLDERS = ['https://placeholder.invalid/', 'redis://placeholder.invalid:6379', '1', '1s', 'placeholder'];
+const PLACEHOLDERS = [
+  'https://placeholder.invalid/',
+  'redis://placeholder.invalid:6379',
+  '1',
+  '1s',
+  'placeholder',
+];
 
 /** Validates and compiles config text (tests and hot reload use this directly). */
 export function parseConfigText(text: string, options: LoadOptions & { fileName: string }): LoadedConfig {
@@ -78,7 +87,11 @@ export function parseConfigText(text: string, options: LoadOptions & { fileName:
   // With allowMissingEnv, swap in other placeholders where the literal `${VAR}` failed (a URL or
   // a port), so the rest of the file is still checked. Bounded by the number of placeholders.
   const allowMissing = options.allowMissingEnv ?? false;
-  for (let round = 0; allowMissing && round < PLACEHOLDERS.length && !result.success && missing.length > 0; round++) {
+  for (
+    let round = 0;
+    allowMissing && round < PLACEHOLDERS.length && !result.success && missing.length > 0;
+    round++
+  ) {
     let changed = false;
     for (const variable of missing) {
       if (!problems.some((p) => startsWith(p.path, variable.path))) continue;
@@ -101,7 +114,11 @@ export function parseConfigText(text: string, options: LoadOptions & { fileName:
     // Without allowMissing the unset variable is already reported; its value says nothing more.
     if (variable && !allowMissing) continue;
     issues.push(
-      toIssue(variable ? { ...problem, message: `${problem.message} (from \${${variable.name}}, which is not set)` } : problem),
+      toIssue(
+        variable
+          ? { ...problem, message: `${problem.message} (from \${${variable.name}}, which is not set)` }
+          : problem,
+      ),
     );
   }
   if (!result.success) throw new ConfigError(issues, { cause: result.error });
@@ -138,4 +155,3 @@ function dedupe(issues: ConfigIssue[]): ConfigIssue[] {
     return true;
   });
 }
-

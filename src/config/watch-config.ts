@@ -62,7 +62,15 @@ export function watchConfig(path: string, options: WatchConfigOptions): ConfigWa
         if (code === 'ENOENT') return;
         options.onError(
           new ConfigError(
-            [{ file: path, line: 1, column: 1, path: '', message: `cannot read the config (${code}); keeping the old one` }],
+            [
+              {
+                file: path,
+                line: 1,
+                column: 1,
+                path: '',
+                message: `cannot read the config (${code}); keeping the old one`,
+              },
+            ],
             { cause: error },
           ),
         );
@@ -71,14 +79,20 @@ export function watchConfig(path: string, options: WatchConfigOptions): ConfigWa
       const hash = createHash('sha256').update(text).digest('hex');
       if (hash === lastHash || closed) return;
       try {
-        const loaded = parseConfigText(text, { fileName: path, ...(options.env ? { env: options.env } : {}) });
+        const loaded = parseConfigText(text, {
+          fileName: path,
+          ...(options.env ? { env: options.env } : {}),
+        });
         lastHash = hash;
         options.logger?.info({ file: path, reason, rules: loaded.config.rules.length }, 'config reloaded');
         options.onReload(loaded);
       } catch (error) {
         if (!(error instanceof ConfigError)) throw error;
         lastHash = hash;
-        options.logger?.warn({ file: path, reason, problems: error.issues.length }, 'config change rejected; keeping the old one');
+        options.logger?.warn(
+          { file: path, reason, problems: error.issues.length },
+          'config change rejected; keeping the old one',
+        );
         options.onError(error);
       }
     } finally {

@@ -43,7 +43,7 @@ export type CompiledAction =
       replyToMessage: boolean;
     }
   | { type: 'forward'; destination: string }
-  | { type: 'after'; delayMs: number; unless: EventKind[]; then: CompiledAction[] };
+  | { type: 'after'; delayMs: number; unless: EventKind[]; actions: CompiledAction[] };
 
 export interface CompiledRule {
   index: number;
@@ -89,11 +89,16 @@ export function compileRules(config: BridgeConfig): { rules: CompiledRules; prob
   const keywords = createKeywordIndexBuilder();
   const destinations = Object.keys(config.destinations);
 
-  const compileAction = (action: ActionConfig, path: Path, uses: ConditionUses | null): CompiledAction | null => {
+  const compileAction = (
+    action: ActionConfig,
+    path: Path,
+    uses: ConditionUses | null,
+  ): CompiledAction | null => {
     const template = (source: string, at: Path): CompiledTemplate | undefined => {
       const compiled = compileTemplate(source);
       if ('errors' in compiled) {
-        for (const message of compiled.errors) problems.push({ path: at, message: `${at.join('.')}: ${message}` });
+        for (const message of compiled.errors)
+          problems.push({ path: at, message: `${at.join('.')}: ${message}` });
         return undefined;
       }
       if (uses) checkMatchFields(compiled, at, uses, problems, null);
@@ -119,12 +124,20 @@ export function compileRules(config: BridgeConfig): { rules: CompiledRules; prob
         const r = action.reply;
         const text = r.text !== undefined ? template(r.text, [...path, 'reply', 'text']) : undefined;
         const caption =
-          r.media?.caption !== undefined ? template(r.media.caption, [...path, 'reply', 'media', 'caption']) : undefined;
+          r.media?.caption !== undefined
+            ? template(r.media.caption, [...path, 'reply', 'media', 'caption'])
+            : undefined;
         return {
           type: 'reply',
           text: text ?? null,
           media: r.media
-            ? { url: r.media.url, type: r.media.type, name: r.media.name, caption, mimeType: r.media.mimeType }
+            ? {
+                url: r.media.url,
+                type: r.media.type,
+                name: r.media.name,
+                caption,
+                mimeType: r.media.mimeType,
+              }
             : null,
           onceMs: r.oncePerConversationMs ?? null,
           replyToMessage: r.replyToMessage,
@@ -135,7 +148,7 @@ export function compileRules(config: BridgeConfig): { rules: CompiledRules; prob
           type: 'after',
           delayMs: action.delayMs,
           unless: action.unless,
-          then: action.then
+          actions: action.actions
             .map((child, j) => compileAction(child, [...path, 'then', j], uses))
             .filter((a): a is CompiledAction => a !== null),
         };
@@ -173,7 +186,7 @@ export function compileRules(config: BridgeConfig): { rules: CompiledRules; prob
     const condition = rule.if
       ? compileCondition(rule.if, [...path, 'if'], { config, keywords, problems, uses })
       : null;
-    const actions = rule.then
+    const actions = rule.actions
       .map((action, j) => compileAction(action, [...path, 'then', j], uses))
       .filter((a): a is CompiledAction => a !== null);
     if (hasReply(actions)) {
@@ -243,7 +256,12 @@ function compileCondition(cond: ConditionConfig, path: Path, ctx: ConditionConte
   for (const field of FIELD_KEYS) {
     const values = cond[field];
     if (values) {
-      items.push({ type: 'field', field, values, normalized: new Set(values.map((v) => normalizeValue(field, v))) });
+      items.push({
+        type: 'field',
+        field,
+        values,
+        normalized: new Set(values.map((v) => normalizeValue(field, v))),
+      });
     }
   }
   for (const flag of ['has_media', 'need_human', 'first_message'] as const) {
@@ -267,15 +285,21 @@ function compileCondition(cond: ConditionConfig, path: Path, ctx: ConditionConte
     ] as const) {
       if (!list) continue;
       ctx.uses.keywords = true;
-      items.push({ type: 'keywords', mode, keywords: list.map((text) => ({ id: ctx.keywords.add(text), text })) });
+      items.push({
+        type: 'keywords',
+        mode,
+        keywords: list.map((text) => ({ id: ctx.keywords.add(text), text })),
+      });
     }
     if (regex !== undefined) {
       ctx.uses.regex = true;
       items.push({ type: 'regex', source: regex, re: RE2JS.compile(regex) });
     }
   }
-  if (cond.all) items.push({ type: 'all', items: cond.all.map((c, k) => compileCondition(c, [...path, 'all', k], ctx)) });
-  if (cond.any) items.push({ type: 'any', items: cond.any.map((c, k) => compileCondition(c, [...path, 'any', k], ctx)) });
+  if (cond.all)
+    items.push({ type: 'all', items: cond.all.map((c, k) => compileCondition(c, [...path, 'all', k], ctx)) });
+  if (cond.any)
+    items.push({ type: 'any', items: cond.any.map((c, k) => compileCondition(c, [...path, 'any', k], ctx)) });
   if (cond.not) items.push({ type: 'not', item: compileCondition(cond.not, [...path, 'not'], ctx) });
   const only = items[0];
   return items.length === 1 && only ? only : { type: 'all', items };
@@ -353,7 +377,13 @@ function buildKindTable(kind: EventKind, rules: readonly CompiledRule[], index: 
       }
     } else {
       defaults.push(
-        Object.freeze({ rule: rule.name, status: 'not_matched', reason: 'not evaluated', notes: [], cooldownMs: null }),
+        Object.freeze({
+          rule: rule.name,
+          status: 'not_matched',
+          reason: 'not evaluated',
+          notes: [],
+          cooldownMs: null,
+        }),
       );
       always.push(rule.index);
     }
@@ -362,7 +392,7 @@ function buildKindTable(kind: EventKind, rules: readonly CompiledRule[], index: 
 }
 
 function hasReply(actions: readonly CompiledAction[]): boolean {
-  return actions.some((a) => a.type === 'reply' || (a.type === 'after' && hasReply(a.then)));
+  return actions.some((a) => a.type === 'reply' || (a.type === 'after' && hasReply(a.actions)));
 }
 
 function actionTemplates(action: ActionConfig, path: Path): [string, Path][] {

@@ -26,8 +26,11 @@ export function evaluateRules(
   now: Date,
 ): Plan {
   const table = rules.byKind[event.kind];
-  const outcomes = table.defaults.slice();
   const actions: PlannedAction[] = [];
+  // Outcomes of the rules that were evaluated; the others keep their precomputed outcome
+  // (wrong kind, or none of their keywords in the text).
+  const evaluated = new Map<number, RuleOutcome>();
+  let stoppedBy: CompiledRule | undefined;
   const words = normalizeWords(event.caption === '' ? event.text : `${event.text}\n${event.caption}`);
   const found = findKeywords(rules.keywordIndex, words);
 
@@ -38,32 +41,59 @@ export function evaluateRules(
     for (const id of found.keys()) for (const index of table.gated.get(id) ?? []) set.add(index);
     candidates = [...set].sort((a, b) => a - b);
   }
-  if (candidates.length === 0) return { outcomes, actions };
-
-  const ctx: EvalContext = {
-    rules,
-    event,
-    facts,
-    now,
-    found,
-    lastCustomerMessageAt: lastCustomerMessageAt(event, facts),
-    hours: undefined,
-  };
-  for (const index of candidates) {
-    const rule = rules.rules[index];
-    if (!rule) continue;
-    const result = evaluateRule(rule, ctx, actions);
-    outcomes[index] = result.outcome;
-    if (result.stops) {
-      const reason = `skipped: an earlier rule '${rule.name}' has stop: true`;
-      for (let later = index + 1; later < outcomes.length; later++) {
+  if (candidates.length > 0) {
+    const ctx: EvalContext = {
+      rules,
+      event,
+      facts,
+      now,
+      found,
+      lastCustomerMessageAt: lastCustomerMessageAt(event, facts),
+      hours: undefined,
+    };
+    for (const index of candidates) {
+      const rule = rules.rules[index];
+      if (!rule) continue;
+      const result = evaluateRule(rule, ctx, actions);
+      evaluated.set(index, result.outcome);
+      if (result.stops) {
+        stoppedBy = rule;
+        break;
+      }
+    }
+  }
+  return withLazyOutcomes(actions, () => {
+    const outcomes = table.defaults.slice();
+    for (const [index, outcome] of evaluated) outcomes[index] = outcome;
+    if (stoppedBy) {
+      const reason = `skipped: an earlier rule '${stoppedBy.name}' has stop: true`;
+      for (let later = stoppedBy.index + 1; later < outcomes.length; later++) {
         const name = rules.rules[later]?.name ?? '';
         outcomes[later] = { rule: name, status: 'not_matched', reason, notes: [], cooldownMs: null };
       }
-      break;
     }
-  }
-  return { outcomes, actions };
+    return outcomes;
+  });
+}
+
+/**
+ * The outcome list has one entry per rule, so building it costs O(rules) even when the keyword
+ * index ruled out all but a few. It is built on first read (then kept), so an event's cost grows
+ * with its text, not with the size of the rule set, unless someone reads every outcome. It is an
+ * ordinary enumerable property to callers: JSON.stringify and spreading see it.
+ */
+function withLazyOutcomes(actions: PlannedAction[], build: () => RuleOutcome[]): Plan {
+  let outcomes: RuleOutcome[] | undefined;
+  return {
+    actions,
+    get outcomes() {
+      outcomes ??= build();
+      return outcomes;
+    },
+    set outcomes(value: RuleOutcome[]) {
+      outcomes = value;
+    },
+  };
 }
 
 interface EvalContext {
@@ -100,7 +130,12 @@ function evaluateRule(
   ctx: EvalContext,
   actions: PlannedAction[],
 ): { outcome: RuleOutcome; stops: boolean } {
-  const match: MatchInfo = { keyword: '', keywordPosition: Number.POSITIVE_INFINITY, keywords: [], regexMatch: '' };
+  const match: MatchInfo = {
+    keyword: '',
+    keywordPosition: Number.POSITIVE_INFINITY,
+    keywords: [],
+    regexMatch: '',
+  };
   const test = rule.condition
     ? evaluateCondition(rule.condition, ctx, match)
     : { ok: true, reason: `no conditions: every ${rule.onText} event` };
@@ -159,7 +194,8 @@ function buildTemplateContext(rule: CompiledRule, ctx: EvalContext, match: Match
     match: { keyword: match.keyword, keywords: match.keywords.join(', '), regexMatch: match.regexMatch },
     customer: { name: customerName(ctx.event) },
     window: {
-      closedFor: window.closedForMs === null ? (window.applies ? 'unknown' : '') : formatDuration(window.closedForMs),
+      closedFor:
+        window.closedForMs === null ? (window.applies ? 'unknown' : '') : formatDuration(window.closedForMs),
       hours: ctx.rules.replyWindow.hours,
     },
     conversation: { id: ctx.event.conversationId },
@@ -194,7 +230,9 @@ function planAction(
           type: 'timer',
           delayMs: action.delayMs,
           unless: action.unless,
-          actions: action.then.flatMap((child, j) => planAction(child, `${id}.${j}`, rule, ctx, tc, notes, false)),
+          actions: action.actions.flatMap((child, j) =>
+            planAction(child, `${id}.${j}`, rule, ctx, tc, notes, false),
+          ),
         },
       ];
     case 'reply': {
@@ -203,7 +241,10 @@ function planAction(
         planAction(closedAction, `${id}~closed.${j}`, rule, ctx, tc, notes, false),
       );
       if (topLevel && state.applies && !state.open) {
-        const since = state.closedForMs === null ? 'no customer message known' : `closed ${formatDuration(state.closedForMs)} ago`;
+        const since =
+          state.closedForMs === null
+            ? 'no customer message known'
+            : `closed ${formatDuration(state.closedForMs)} ago`;
         notes.push(
           `action ${id} (reply): the ${ctx.rules.replyWindow.hours}-hour reply window of this ${state.channelKind} conversation is closed (${since}); when_closed actions planned instead`,
         );
@@ -221,7 +262,9 @@ function planAction(
               url: action.media.url,
               type: action.media.type,
               ...(action.media.name !== undefined ? { name: action.media.name } : {}),
-              ...(action.media.caption !== undefined ? { caption: renderTemplate(action.media.caption, tc) } : {}),
+              ...(action.media.caption !== undefined
+                ? { caption: renderTemplate(action.media.caption, tc) }
+                : {}),
               ...(action.media.mimeType !== undefined ? { mimeType: action.media.mimeType } : {}),
             },
           }
@@ -264,7 +307,12 @@ function evaluateCondition(cond: CompiledCondition, ctx: EvalContext, match: Mat
     }
     case 'not': {
       // Match details found under `not` describe what did not happen; do not leak them.
-      const scratch: MatchInfo = { keyword: '', keywordPosition: Number.POSITIVE_INFINITY, keywords: [], regexMatch: '' };
+      const scratch: MatchInfo = {
+        keyword: '',
+        keywordPosition: Number.POSITIVE_INFINITY,
+        keywords: [],
+        regexMatch: '',
+      };
       const result = evaluateCondition(cond.item, ctx, scratch);
       return result.ok
         ? { ok: false, reason: `not: ${result.reason}` }
@@ -284,7 +332,10 @@ function evaluateCondition(cond: CompiledCondition, ctx: EvalContext, match: Mat
       const hits = cond.keywords.filter((k) => ctx.found.has(k.id));
       if (cond.mode === 'any' ? hits.length === 0 : hits.length < cond.keywords.length) {
         if (cond.mode === 'any') {
-          return { ok: false, reason: `text has none of the keywords ${listForReason(cond.keywords.map((k) => k.text))}` };
+          return {
+            ok: false,
+            reason: `text has none of the keywords ${listForReason(cond.keywords.map((k) => k.text))}`,
+          };
         }
         const missing = cond.keywords.filter((k) => !ctx.found.has(k.id)).map((k) => k.text);
         return { ok: false, reason: `text lacks the keywords ${listForReason(missing)} of all_keywords` };
@@ -344,13 +395,18 @@ function fieldTest(
     : { ok: false, reason: `${FIELD_LABEL[field]} is ${shown}, rule wants ${wanted}` };
 }
 
-function flagTest(flag: 'has_media' | 'need_human' | 'first_message', want: boolean, ctx: EvalContext): TestResult {
+function flagTest(
+  flag: 'has_media' | 'need_human' | 'first_message',
+  want: boolean,
+  ctx: EvalContext,
+): TestResult {
   let actual: boolean;
   let yes: string;
   let no: string;
   if (flag === 'has_media') {
     actual =
-      ctx.event.attachments.length > 0 || ['image', 'video', 'audio', 'document'].includes(ctx.event.contentType);
+      ctx.event.attachments.length > 0 ||
+      ['image', 'video', 'audio', 'document'].includes(ctx.event.contentType);
     yes = 'the message has media';
     no = 'the message has no media';
   } else if (flag === 'need_human') {

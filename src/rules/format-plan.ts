@@ -63,7 +63,9 @@ function describeAction(action: PlannedAction, number: string, indent: string, l
       if (action.once) extras.push(`once per conversation per ${formatDuration(action.once.ttlMs)}`);
       if (action.replyToMessageId) extras.push(`in reply to ${action.replyToMessageId}`);
       if (action.window.applies) {
-        extras.push(`${action.window.hours}h window of ${action.window.channelKind} closes ${action.window.closesAt ?? '(unknown)'}`);
+        extras.push(
+          `${action.window.hours}h window of ${action.window.channelKind} closes ${action.window.closesAt ?? '(unknown)'}`,
+        );
       }
       if (extras.length > 0) lines.push(`${indent}   ${extras.join('; ')}`);
       return;

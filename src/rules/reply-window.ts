@@ -20,12 +20,16 @@ export interface ReplyWindowState {
 }
 
 /** The kind of the first `channels` entry whose every given field matches; null when none does. */
-export function channelKind(config: Pick<ReplyWindowSource, 'channels'>, channel: ConversationEvent['channel']) {
+export function channelKind(
+  config: Pick<ReplyWindowSource, 'channels'>,
+  channel: ConversationEvent['channel'],
+) {
   for (const entry of config.channels) {
     const { engine, channelId, channelName } = entry.match;
     if (engine !== undefined && engine.toLowerCase() !== channel.engine.toLowerCase()) continue;
     if (channelId !== undefined && channelId !== channel.id) continue;
-    if (channelName !== undefined && channelName.toLowerCase() !== (channel.name ?? '').toLowerCase()) continue;
+    if (channelName !== undefined && channelName.toLowerCase() !== (channel.name ?? '').toLowerCase())
+      continue;
     return entry.kind;
   }
   return null;

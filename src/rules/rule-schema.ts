@@ -98,27 +98,29 @@ const CONDITION_KEYS = [
   'not',
 ] as const;
 
-export const conditionSchema: z.ZodType<ConditionConfig> = z.lazy(() =>
-  z
-    .strictObject({
-      engine: oneOrMany(nonEmpty).optional(),
-      channel_id: oneOrMany(nonEmpty).optional(),
-      channel_name: oneOrMany(nonEmpty).optional(),
-      sender: oneOrMany(nonEmpty).optional(),
-      content_type: oneOrMany(nonEmpty).optional(),
-      has_media: z.boolean().optional(),
-      need_human: z.boolean().optional(),
-      text: textConditionSchema.optional(),
-      business_hours: z.enum(['open', 'closed']).optional(),
-      first_message: z.boolean().optional(),
-      all: z.array(conditionSchema).min(1, { error: 'must list at least one condition' }).optional(),
-      any: z.array(conditionSchema).min(1, { error: 'must list at least one condition' }).optional(),
-      not: conditionSchema.optional(),
-    })
-    .refine((c) => CONDITION_KEYS.some((key) => c[key] !== undefined), {
-      error: `a condition needs at least one test: ${CONDITION_KEYS.join(', ')}`,
-    }),
-).meta({ id: 'condition', description: 'Every test given must hold (all/any/not combine them).' });
+export const conditionSchema: z.ZodType<ConditionConfig> = z
+  .lazy(() =>
+    z
+      .strictObject({
+        engine: oneOrMany(nonEmpty).optional(),
+        channel_id: oneOrMany(nonEmpty).optional(),
+        channel_name: oneOrMany(nonEmpty).optional(),
+        sender: oneOrMany(nonEmpty).optional(),
+        content_type: oneOrMany(nonEmpty).optional(),
+        has_media: z.boolean().optional(),
+        need_human: z.boolean().optional(),
+        text: textConditionSchema.optional(),
+        business_hours: z.enum(['open', 'closed']).optional(),
+        first_message: z.boolean().optional(),
+        all: z.array(conditionSchema).min(1, { error: 'must list at least one condition' }).optional(),
+        any: z.array(conditionSchema).min(1, { error: 'must list at least one condition' }).optional(),
+        not: conditionSchema.optional(),
+      })
+      .refine((c) => CONDITION_KEYS.some((key) => c[key] !== undefined), {
+        error: `a condition needs at least one test: ${CONDITION_KEYS.join(', ')}`,
+      }),
+  )
+  .meta({ id: 'condition', description: 'Every test given must hold (all/any/not combine them).' });
 
 export const MEDIA_TYPES = ['image', 'video', 'audio', 'document'] as const;
 
@@ -180,7 +182,7 @@ export type ActionConfig =
   | { type: 'need_human' }
   | { type: 'reply'; reply: ReplyConfig }
   | { type: 'forward'; destination: string }
-  | { type: 'after'; delayMs: number; unless: EventKind[]; then: ActionConfig[] };
+  | { type: 'after'; delayMs: number; unless: EventKind[]; actions: ActionConfig[] };
 
 const ACTION_KINDS = ['note', 'need_human', 'reply', 'forward', 'after'] as const;
 
@@ -237,7 +239,10 @@ export const actionSchema = z
     const present = ACTION_KINDS.filter((k) => a[k] !== undefined);
     exactlyOneKind(present, ACTION_KINDS, ctx);
     if (a.after !== undefined && a.then === undefined) {
-      ctx.addIssue({ code: 'custom', message: 'a timer (after:) needs then: [actions to run when it fires]' });
+      ctx.addIssue({
+        code: 'custom',
+        message: 'a timer (after:) needs then: [actions to run when it fires]',
+      });
     }
     if (a.after === undefined && (a.then !== undefined || a.unless !== undefined)) {
       ctx.addIssue({ code: 'custom', message: 'unless: and then: belong to a timer: add after: DURATION' });
@@ -245,7 +250,7 @@ export const actionSchema = z
   })
   .transform((a): ActionConfig => {
     if (a.after !== undefined) {
-      return { type: 'after', delayMs: a.after, unless: a.unless ?? [], then: a.then ?? [] };
+      return { type: 'after', delayMs: a.after, unless: a.unless ?? [], actions: a.then ?? [] };
     }
     return toAction(a);
   })
@@ -255,9 +260,9 @@ export const RULE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 
 export const ruleSchema = z
   .strictObject({
-    name: z
-      .string()
-      .regex(RULE_NAME_PATTERN, { error: 'a rule name uses letters, digits, - and _ (e.g. escalate-complaints)' }),
+    name: z.string().regex(RULE_NAME_PATTERN, {
+      error: 'a rule name uses letters, digits, - and _ (e.g. escalate-complaints)',
+    }),
     description: z.string().optional(),
     on: oneOrMany(eventKindSchema),
     if: conditionSchema.optional(),
@@ -271,7 +276,7 @@ export const ruleSchema = z
     description: r.description,
     on: r.on,
     if: r.if,
-    then: r.then,
+    actions: r.then,
     stop: r.stop ?? false,
     cooldownMs: r.cooldown,
   }))

@@ -45,7 +45,12 @@ describe('convo-bridge validate', () => {
   });
 
   it('exits 0 with --allow-missing-env and lists what is still to set', async () => {
-    const { code, stdout, stderr } = await run(['validate', '--config', 'config/bridge.example.yaml', '--allow-missing-env']);
+    const { code, stdout, stderr } = await run([
+      'validate',
+      '--config',
+      'config/bridge.example.yaml',
+      '--allow-missing-env',
+    ]);
     expect(code).toBe(0);
     expect(stdout).toContain('config OK: 4 rules');
     expect(stderr.trim().split('\n')).toEqual([
@@ -71,7 +76,9 @@ describe('convo-bridge validate', () => {
   it('hints at --allow-missing-env when only variables are missing', async () => {
     const { code, stderr } = await run(['validate', 'config/bridge.example.yaml']);
     expect(code).toBe(1);
-    expect(stderr).toContain('hint: set the variables, or add --allow-missing-env to check the rest with placeholders');
+    expect(stderr).toContain(
+      'hint: set the variables, or add --allow-missing-env to check the rest with placeholders',
+    );
   });
 
   it('uses $CONVO_BRIDGE_CONFIG when there is no --config and no config/bridge.yaml', async () => {
@@ -105,14 +112,24 @@ describe('convo-bridge explain', () => {
     ]);
     expect(code).toBe(0);
     expect(stdout).toContain("  MATCH catalog              text has keyword 'katalog'\n");
-    expect(stdout).toContain('  no    after-hours          business hours are open (Mon 10:20 Asia/Jakarta)\n');
-    expect(stdout).toContain('  1. [catalog#0] reply document: https://cdn.example.com/katalog.pdf caption "Katalog terbaru"\n');
+    expect(stdout).toContain(
+      '  no    after-hours          business hours are open (Mon 10:20 Asia/Jakarta)\n',
+    );
+    expect(stdout).toContain(
+      '  1. [catalog#0] reply document: https://cdn.example.com/katalog.pdf caption "Katalog terbaru"\n',
+    );
     expect(stdout).toContain('(explain only plans: nothing was sent)');
   });
 
   it('prints the plan as JSON with --json, using --facts', async () => {
     const facts = join(dir, 'facts.json');
-    writeFileSync(facts, JSON.stringify({ lastCustomerMessageAt: '2026-11-22T13:00:00Z', onceMarks: { 'after-hours#0': '2026-11-22T13:00:00Z' } }));
+    writeFileSync(
+      facts,
+      JSON.stringify({
+        lastCustomerMessageAt: '2026-11-22T13:00:00Z',
+        onceMarks: { 'after-hours#0': '2026-11-22T13:00:00Z' },
+      }),
+    );
     const { code, stdout } = await run([
       ...args,
       '--event',
@@ -136,8 +153,16 @@ describe('convo-bridge explain', () => {
   });
 
   it.each([
-    ['a missing event file', ['--event', 'nope.json'], 'convo-bridge: cannot read the event file nope.json (ENOENT): check the path\n'],
-    ['an event that is not JSON', ['--event', 'config/bridge.example.yaml'], /^convo-bridge: config\/bridge\.example\.yaml is not valid JSON \(/],
+    [
+      'a missing event file',
+      ['--event', 'nope.json'],
+      'convo-bridge: cannot read the event file nope.json (ENOENT): check the path\n',
+    ],
+    [
+      'an event that is not JSON',
+      ['--event', 'config/bridge.example.yaml'],
+      /^convo-bridge: config\/bridge\.example\.yaml is not valid JSON \(/,
+    ],
     [
       'an event without the canonical fields',
       ['--event', 'package.json'],

@@ -13,15 +13,41 @@ describe('configJsonSchema', () => {
     expect(schema.$schema).toBe('http://json-schema.org/draft-07/schema#');
     expect(schema.additionalProperties).toBe(false);
     expect(schema.required).toEqual(['platform', 'receiver']);
-    const port = (schema.properties as Record<string, { properties: Record<string, unknown> }>).receiver?.properties.port;
+    const port = (schema.properties as Record<string, { properties: Record<string, unknown> }>).receiver
+      ?.properties.port;
     expect(JSON.stringify(port)).toContain('#/definitions/env_reference');
   });
 
   it.each([
-    [[], ['platform', 'receiver', 'redis', 'worker', 'admin', 'log', 'timezone', 'business_hours', 'channels', 'reply_window', 'destinations', 'rules']],
-    [['destinations', 'crm'], ['url', 'secret', 'timeout', 'retries']],
-    [['rules', 3, 'then', 0], ['note', 'need_human', 'reply', 'forward', 'after', 'unless', 'then']],
-    [['rules', 0, 'if', 'all', 2, 'not', 'text'], ['any_keywords', 'all_keywords', 'regex']],
+    [
+      [],
+      [
+        'platform',
+        'receiver',
+        'redis',
+        'worker',
+        'admin',
+        'log',
+        'timezone',
+        'business_hours',
+        'channels',
+        'reply_window',
+        'destinations',
+        'rules',
+      ],
+    ],
+    [
+      ['destinations', 'crm'],
+      ['url', 'secret', 'timeout', 'retries'],
+    ],
+    [
+      ['rules', 3, 'then', 0],
+      ['note', 'need_human', 'reply', 'forward', 'after', 'unless', 'then'],
+    ],
+    [
+      ['rules', 0, 'if', 'all', 2, 'not', 'text'],
+      ['any_keywords', 'all_keywords', 'regex'],
+    ],
     [['timezone'], []],
   ] as [(string | number)[], string[]][])('keys allowed at %j', (path, keys) => {
     expect(allowedKeysAt(path)).toEqual(keys);

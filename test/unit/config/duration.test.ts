@@ -13,9 +13,12 @@ describe('durations', () => {
     expect(parseDuration(text)).toBe(ms);
   });
 
-  it.each(['', '15', '1.5s', '15 m', '15min', '-5s', 'h', '99999999999999999999d'])('%j is not a duration', (text) => {
-    expect(parseDuration(text)).toBeUndefined();
-  });
+  it.each(['', '15', '1.5s', '15 m', '15min', '-5s', 'h', '99999999999999999999d'])(
+    '%j is not a duration',
+    (text) => {
+      expect(parseDuration(text)).toBeUndefined();
+    },
+  );
 
   it.each([
     [0, '0s'],

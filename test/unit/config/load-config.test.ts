@@ -30,159 +30,136 @@ const HOSTILE: [ConfigFixture, string[]][] = [
   [
     'alias-bomb',
     [
-      "7:8: aliases expand too much (Excessive alias count indicates a resource exhaustion attack; at most 100 alias uses): write the values out",
+      '7:8: aliases expand too much (Excessive alias count indicates a resource exhaustion attack; at most 100 alias uses): write the values out',
     ],
   ],
   [
     'bad-business-hours',
     [
-      "9:10: business_hours.weekly.fri: fri is given twice (in \"mon-fri\" and \"fri\"): list each day once",
-      "10:27: business_hours.weekly.sat.1: \"8-12\" is not a range: write \"HH:MM-HH:MM\", e.g. \"08:00-17:00\" or \"22:00-02:00\"",
-      "11:10: business_hours.weekly.sun: \"10:00-25:00\" has a time that does not exist: hours are 00-23 (24:00 only as an end), minutes 00-59",
-      "12:13: business_hours.weekly.funday: \"funday\" is not a day: use mon, tue, wed, thu, fri, sat, sun or a range such as mon-fri",
-      "13:14: business_hours.weekly.mon-thu: mon is given twice (in \"mon-fri\" and \"mon-thu\"): list each day once",
-      "13:14: business_hours.weekly.mon-thu: \"12:00-12:00\" is empty: start and end are the same time",
-      "14:29: business_hours.holidays.1: expected a date as YYYY-MM-DD, got \"2026-02-30\"",
-      "14:43: business_hours.holidays.2: expected a date as YYYY-MM-DD, got \"25/12/2026\"",
+      '9:10: business_hours.weekly.fri: fri is given twice (in "mon-fri" and "fri"): list each day once',
+      '10:27: business_hours.weekly.sat.1: "8-12" is not a range: write "HH:MM-HH:MM", e.g. "08:00-17:00" or "22:00-02:00"',
+      '11:10: business_hours.weekly.sun: "10:00-25:00" has a time that does not exist: hours are 00-23 (24:00 only as an end), minutes 00-59',
+      '12:13: business_hours.weekly.funday: "funday" is not a day: use mon, tue, wed, thu, fri, sat, sun or a range such as mon-fri',
+      '13:14: business_hours.weekly.mon-thu: mon is given twice (in "mon-fri" and "mon-thu"): list each day once',
+      '13:14: business_hours.weekly.mon-thu: "12:00-12:00" is empty: start and end are the same time',
+      '14:29: business_hours.holidays.1: expected a date as YYYY-MM-DD, got "2026-02-30"',
+      '14:43: business_hours.holidays.2: expected a date as YYYY-MM-DD, got "25/12/2026"',
     ],
   ],
   [
     'bad-durations',
     [
-      "4:12: platform.timeout: expected a duration such as 500ms, 15s, 15m, 12h or 7d, got \"10 seconds\"",
-      "7:18: receiver.dedupe_window: expected a duration such as 500ms, 15s, 15m, 12h or 7d, got the number 72",
-      "9:20: worker.backoff.base: expected a duration such as 500ms, 15s, 15m, 12h or 7d, got \"1.5s\"",
-      "14:51: rules.0.then.0.reply.once_per_conversation: expected a duration such as 500ms, 15s, 15m, 12h or 7d, got \"12hours\"",
-      "15:16: rules.0.then.1.after: expected a duration such as 500ms, 15s, 15m, 12h or 7d, got \"15x\"",
+      '4:12: platform.timeout: expected a duration such as 500ms, 15s, 15m, 12h or 7d, got "10 seconds"',
+      '7:18: receiver.dedupe_window: expected a duration such as 500ms, 15s, 15m, 12h or 7d, got the number 72',
+      '9:20: worker.backoff.base: expected a duration such as 500ms, 15s, 15m, 12h or 7d, got "1.5s"',
+      '14:51: rules.0.then.0.reply.once_per_conversation: expected a duration such as 500ms, 15s, 15m, 12h or 7d, got "12hours"',
+      '15:16: rules.0.then.1.after: expected a duration such as 500ms, 15s, 15m, 12h or 7d, got "15x"',
     ],
   ],
   [
     'bad-regex',
     [
-      "9:26: rules.0.if.text.regex: invalid regular expression (error parsing regexp: missing closing ): `order (#?\\d+`); the RE2 syntax is used: no lookaround or backreferences",
-      "13:26: rules.1.if.text.regex: invalid regular expression (error parsing regexp: invalid or unsupported Perl syntax: `(?=`); the RE2 syntax is used: no lookaround or backreferences",
+      '9:26: rules.0.if.text.regex: invalid regular expression (error parsing regexp: missing closing ): `order (#?\\d+`); the RE2 syntax is used: no lookaround or backreferences',
+      '13:26: rules.1.if.text.regex: invalid regular expression (error parsing regexp: invalid or unsupported Perl syntax: `(?=`); the RE2 syntax is used: no lookaround or backreferences',
     ],
   ],
   [
     'bad-templates',
     [
-      "9:27: rules.0.if.business_hours: the config has no business_hours section; add one with weekly: hours",
-      "11:15: rules.0.then.0.note: unknown template variable {{custmer.name}}: \"custmer\" is not one of event, rule, match, customer, window, conversation",
+      '9:27: rules.0.if.business_hours: the config has no business_hours section; add one with weekly: hours',
+      '11:15: rules.0.then.0.note: unknown template variable {{custmer.name}}: "custmer" is not one of event, rule, match, customer, window, conversation',
       "12:15: rules.0.then.1.note: {{match.keyword}} needs a keyword test (text: any_keywords or all_keywords) in the rule's if",
-      "13:15: rules.0.then.2.note: unknown template variable {{constructor.constructor}}: \"constructor\" is not one of event, rule, match, customer, window, conversation",
-      "14:15: rules.0.then.3.note: unknown template variable {{__proto__}}: \"__proto__\" is not one of event, rule, match, customer, window, conversation",
-      "15:15: rules.0.then.4.note: {{event.text | upper}} is not a field name: templates only insert fields like {{customer.name}}, no expressions or helpers",
-      "16:24: rules.0.then.5.reply.text: unclosed \"{{\" at character 7: close it with \"}}\"",
+      '13:15: rules.0.then.2.note: unknown template variable {{constructor.constructor}}: "constructor" is not one of event, rule, match, customer, window, conversation',
+      '14:15: rules.0.then.3.note: unknown template variable {{__proto__}}: "__proto__" is not one of event, rule, match, customer, window, conversation',
+      '15:15: rules.0.then.4.note: {{event.text | upper}} is not a field name: templates only insert fields like {{customer.name}}, no expressions or helpers',
+      '16:24: rules.0.then.5.reply.text: unclosed "{{" at character 7: close it with "}}"',
     ],
   ],
-  [
-    'bad-timezone',
-    [
-      "6:11: timezone: unknown time zone: use an IANA name such as Asia/Jakarta",
-    ],
-  ],
-  [
-    'comments-only',
-    [
-      "1:1: the config file is empty: start from config/bridge.example.yaml",
-    ],
-  ],
+  ['bad-timezone', ['6:11: timezone: unknown time zone: use an IANA name such as Asia/Jakarta']],
+  ['comments-only', ['1:1: the config file is empty: start from config/bridge.example.yaml']],
   [
     'duplicate-keys',
     [
-      "6:1: duplicate key \"receiver\": each key may appear once per mapping",
-      "11:5: duplicate key \"on\": each key may appear once per mapping",
+      '6:1: duplicate key "receiver": each key may appear once per mapping',
+      '11:5: duplicate key "on": each key may appear once per mapping',
     ],
   ],
-  [
-    'empty',
-    [
-      "1:1: the config file is empty: start from config/bridge.example.yaml",
-    ],
-  ],
+  ['empty', ['1:1: the config file is empty: start from config/bridge.example.yaml']],
   [
     'http-media',
     [
-      "10:32: rules.0.then.0.reply.media.url: media URL must use https (the platform fetches it from a public https address), got http",
-      "11:32: rules.0.then.1.reply.media.url: \"katalog.pdf\" is not a URL: write a full https:// address",
-      "12:71: rules.0.then.2.reply.media.type: must be one of image, video, audio, document, got \"program\"",
+      '10:32: rules.0.then.0.reply.media.url: media URL must use https (the platform fetches it from a public https address), got http',
+      '11:32: rules.0.then.1.reply.media.url: "katalog.pdf" is not a URL: write a full https:// address',
+      '12:71: rules.0.then.2.reply.media.type: must be one of image, video, audio, document, got "program"',
     ],
   ],
   [
     'invalid-values',
     [
-      "2:13: platform.base_url: must be an http:// or https:// URL, e.g. https://api.example.com",
-      "3:9: platform.form: must be one of current, earlier, got \"newest\"",
+      '2:13: platform.base_url: must be an http:// or https:// URL, e.g. https://api.example.com',
+      '3:9: platform.form: must be one of current, earlier, got "newest"',
       "4:9: platform.auth.business_id: business_id is required for scheme headers (it is in the dashboard's API settings)",
-      "6:9: receiver.port: must be at most 65535",
-      "7:12: receiver.secrets: list at least one webhook secret",
-      "9:8: redis.url: must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379",
-      "12:23: rules.0.on.1: must be one of message_in, ai_reply, agent_reply, message_sent, assigned, test, unknown, got \"mesage_in\"",
-      "13:11: rules.0.then: must list at least one action",
-      "16:13: rules.1.then.0: an action does one thing; this one has note and need_human: split it into separate list items",
-      "16:59: rules.1.then.1.need_human: write need_human: true",
+      '6:9: receiver.port: must be at most 65535',
+      '7:12: receiver.secrets: list at least one webhook secret',
+      '9:8: redis.url: must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379',
+      '12:23: rules.0.on.1: must be one of message_in, ai_reply, agent_reply, message_sent, assigned, test, unknown, got "mesage_in"',
+      '13:11: rules.0.then: must list at least one action',
+      '16:13: rules.1.then.0: an action does one thing; this one has note and need_human: split it into separate list items',
+      '16:59: rules.1.then.1.need_human: write need_human: true',
     ],
   ],
-  [
-    'list',
-    [
-      "1:1: the config must be a mapping of sections (platform:, receiver:, rules: ...), got a list",
-    ],
-  ],
+  ['list', ['1:1: the config must be a mapping of sections (platform:, receiver:, rules: ...), got a list']],
   [
     'missing-env',
     [
-      "2:13: environment variable PLATFORM_BASE_URL is not set: set it, or write ${PLATFORM_BASE_URL:-default} to give a default",
-      "3:56: environment variable SECRET_KEY is not set: set it, or write ${SECRET_KEY:-default} to give a default",
-      "6:15: environment variable WEBHOOK_SECRET is not set: set it, or write ${WEBHOOK_SECRET:-default} to give a default",
-      "6:36: malformed variable reference \"${OLD SECRET}\": write ${NAME} or ${NAME:-default} (NAME of letters, digits and _), or $${ for a literal ${",
+      '2:13: environment variable PLATFORM_BASE_URL is not set: set it, or write ${PLATFORM_BASE_URL:-default} to give a default',
+      '3:56: environment variable SECRET_KEY is not set: set it, or write ${SECRET_KEY:-default} to give a default',
+      '6:15: environment variable WEBHOOK_SECRET is not set: set it, or write ${WEBHOOK_SECRET:-default} to give a default',
+      '6:36: malformed variable reference "${OLD SECRET}": write ${NAME} or ${NAME:-default} (NAME of letters, digits and _), or $${ for a literal ${',
     ],
   ],
   [
     'scalar',
     [
-      "1:1: the config must be a mapping of sections (platform:, receiver:, rules: ...), got a single value (\"just a string\")",
+      '1:1: the config must be a mapping of sections (platform:, receiver:, rules: ...), got a single value ("just a string")',
     ],
   ],
   [
     'syntax-error',
-    [
-      "4:1: YAML syntax error: Flow map in block collection must be sufficiently indented and end with a }",
-    ],
+    ['4:1: YAML syntax error: Flow map in block collection must be sufficiently indented and end with a }'],
   ],
   [
     'unknown-destination',
     [
-      "12:18: rules.0.then.0.forward: unknown destination \"crmm\": define it under destinations: (defined: crm)",
-      "14:28: rules.0.then.1.then.0.forward: unknown destination \"slack\": define it under destinations: (defined: crm)",
+      '12:18: rules.0.then.0.forward: unknown destination "crmm": define it under destinations: (defined: crm)',
+      '14:28: rules.0.then.1.then.0.forward: unknown destination "slack": define it under destinations: (defined: crm)',
     ],
   ],
   [
     'unknown-keys',
     [
-      "1:1: platfrom: unknown key \"platfrom\": did you mean \"platform\"?",
-      "4:47: platform.auth.token: unknown key \"token\"; allowed here: scheme, business_id, secret",
-      "5:24: platform.retry.jitter: unknown key \"jitter\"; allowed here: retries, min_delay, max_delay, max_retry_after",
-      "8:3: receiver.cors: unknown key \"cors\"; allowed here: host, port, path, secrets, body_limit, dedupe_window, enqueue_timeout",
-      "10:48: destinations.crm.method: unknown key \"method\"; allowed here: url, secret, timeout, retries",
-      "14:5: rules.0.when: unknown key \"when\": did you mean \"then\"?",
-      "15:17: rules.0.if.text: text needs any_keywords, all_keywords or regex",
-      "15:19: rules.0.if.text.any_keyword: unknown key \"any_keyword\": did you mean \"any_keywords\"?",
-      "15:46: rules.0.if.channel: unknown key \"channel\"; allowed here: engine, channel_id, channel_name, sender, content_type, has_media, need_human, text, business_hours, first_message, all, any, not",
-      "17:28: rules.0.then.0.reply.delay: unknown key \"delay\"; allowed here: text, media, once_per_conversation, reply_to_message",
-      "18:81: rules.0.then.1.reply.media.size: unknown key \"size\"; allowed here: url, type, name, caption, mime_type",
-      "20:32: rules.0.then.2.then.0.color: unknown key \"color\"; allowed here: note, need_human, reply, forward",
+      '1:1: platfrom: unknown key "platfrom": did you mean "platform"?',
+      '4:47: platform.auth.token: unknown key "token"; allowed here: scheme, business_id, secret',
+      '5:24: platform.retry.jitter: unknown key "jitter"; allowed here: retries, min_delay, max_delay, max_retry_after',
+      '8:3: receiver.cors: unknown key "cors"; allowed here: host, port, path, secrets, body_limit, dedupe_window, enqueue_timeout',
+      '10:48: destinations.crm.method: unknown key "method"; allowed here: url, secret, timeout, retries',
+      '14:5: rules.0.when: unknown key "when": did you mean "then"?',
+      '15:17: rules.0.if.text: text needs any_keywords, all_keywords or regex',
+      '15:19: rules.0.if.text.any_keyword: unknown key "any_keyword": did you mean "any_keywords"?',
+      '15:46: rules.0.if.channel: unknown key "channel"; allowed here: engine, channel_id, channel_name, sender, content_type, has_media, need_human, text, business_hours, first_message, all, any, not',
+      '17:28: rules.0.then.0.reply.delay: unknown key "delay"; allowed here: text, media, once_per_conversation, reply_to_message',
+      '18:81: rules.0.then.1.reply.media.size: unknown key "size"; allowed here: url, type, name, caption, mime_type',
+      '20:32: rules.0.then.2.then.0.color: unknown key "color"; allowed here: note, need_human, reply, forward',
     ],
   ],
   [
     'yaml-tags',
     [
-      "10:29: YAML tags are not allowed (found !!js/function): write a plain value instead",
-      "11:23: YAML tags are not allowed (found !custom): write a plain value instead",
-      "12:24: YAML tags are not allowed (found !!binary): write a plain value instead",
+      '10:29: YAML tags are not allowed (found !!js/function): write a plain value instead',
+      '11:23: YAML tags are not allowed (found !custom): write a plain value instead',
+      '12:24: YAML tags are not allowed (found !!binary): write a plain value instead',
     ],
   ],
-
 ];
 
 describe('loadConfig with hostile fixtures', () => {
@@ -206,7 +183,12 @@ describe('loadConfig with hostile fixtures', () => {
 describe('the example config', () => {
   it('validates as written with its variables set', async () => {
     const loaded = await loadConfig(EXAMPLE, { env: EXAMPLE_ENV });
-    expect(loaded.config.rules.map((r) => r.name)).toEqual(['escalate-complaints', 'catalog', 'after-hours', 'ai-unsure']);
+    expect(loaded.config.rules.map((r) => r.name)).toEqual([
+      'escalate-complaints',
+      'catalog',
+      'after-hours',
+      'ai-unsure',
+    ]);
     expect(loaded.config.platform).toMatchObject({
       baseUrl: 'https://api.example.com',
       form: 'current',
@@ -214,7 +196,11 @@ describe('the example config', () => {
       timeoutMs: 10_000,
       rateLimit: null,
     });
-    expect(loaded.config.receiver).toMatchObject({ port: 8080, secrets: ['webhook-secret'], bodyLimitBytes: 1024 * 1024 });
+    expect(loaded.config.receiver).toMatchObject({
+      port: 8080,
+      secrets: ['webhook-secret'],
+      bodyLimitBytes: 1024 * 1024,
+    });
     expect(loaded.config.destinations.crm).toEqual({
       url: 'http://127.0.0.1:3000/hooks',
       secret: 'change-me',
@@ -226,7 +212,9 @@ describe('the example config', () => {
   });
 
   it('starts with the schema comment for editors', () => {
-    expect(readFileSync(EXAMPLE, 'utf8').split('\n')[0]).toBe('# yaml-language-server: $schema=./schema.json');
+    expect(readFileSync(EXAMPLE, 'utf8').split('\n')[0]).toBe(
+      '# yaml-language-server: $schema=./schema.json',
+    );
   });
 
   it('names each unset variable with its line and column', async () => {
@@ -294,7 +282,12 @@ describe('defaults', () => {
       dedupeWindowMs: 72 * 3_600_000,
       enqueueTimeoutMs: 2_000,
     });
-    expect(config.platform.retry).toEqual({ retries: 3, minDelayMs: 100, maxDelayMs: 2_000, maxRetryAfterMs: 5_000 });
+    expect(config.platform.retry).toEqual({
+      retries: 3,
+      minDelayMs: 100,
+      maxDelayMs: 2_000,
+      maxRetryAfterMs: 5_000,
+    });
     expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', prefix: 'cb' });
     expect(config.worker).toEqual({
       concurrency: 16,
@@ -325,8 +318,15 @@ describe('defaults', () => {
   });
 
   it('needs no business_id for bearer-secret', () => {
-    const text = MINIMAL.replace('{ business_id: biz-1, secret: s3cret }', '{ scheme: bearer-secret, secret: s3cret }');
-    expect(parse(text).config.platform.auth).toEqual({ scheme: 'bearer-secret', businessId: null, secret: 's3cret' });
+    const text = MINIMAL.replace(
+      '{ business_id: biz-1, secret: s3cret }',
+      '{ scheme: bearer-secret, secret: s3cret }',
+    );
+    expect(parse(text).config.platform.auth).toEqual({
+      scheme: 'bearer-secret',
+      businessId: null,
+      secret: 's3cret',
+    });
   });
 });
 
@@ -367,12 +367,16 @@ describe('rule checks that need the whole config', () => {
     [
       'duplicate rule names',
       `rules:\n  - { name: a, on: message_in, then: [ { need_human: true } ] }\n  - { name: a, on: ai_reply, then: [ { need_human: true } ] }\n`,
-      ['inline.yaml:8:13: rules.1.name: "a" is already the name of rules.0: names must be unique (they key once-marks and cooldowns)'],
+      [
+        'inline.yaml:8:13: rules.1.name: "a" is already the name of rules.0: names must be unique (they key once-marks and cooldowns)',
+      ],
     ],
     [
       'a reply in when_closed',
       `reply_window:\n  when_closed: [ { reply: { text: hi } } ]\n`,
-      ['inline.yaml:7:27: reply_window.when_closed.0.reply: when_closed runs because a reply cannot be sent; use note, need_human or forward'],
+      [
+        'inline.yaml:7:27: reply_window.when_closed.0.reply: when_closed runs because a reply cannot be sent; use note, need_human or forward',
+      ],
     ],
     [
       'match.keyword in when_closed used by a rule without keywords',
@@ -384,7 +388,9 @@ describe('rule checks that need the whole config', () => {
     [
       'match.regex_match without a regex',
       `rules:\n  - name: r\n    on: message_in\n    if: { text: { any_keywords: [ order ] } }\n    then: [ { note: "{{match.regex_match}}" } ]\n`,
-      ["inline.yaml:10:21: rules.0.then.0.note: {{match.regex_match}} needs a text: regex test in the rule's if"],
+      [
+        "inline.yaml:10:21: rules.0.then.0.note: {{match.regex_match}} needs a text: regex test in the rule's if",
+      ],
     ],
     [
       'a timer without then',

@@ -7,8 +7,16 @@ import {
 } from '../../../src/rules/business-hours.js';
 
 // Asia/Jakarta is UTC+7 all year; instants below are written in UTC.
-const example = compileBusinessHours({ 'mon-fri': '08:00-17:00', sat: '09:00-13:00' }, ['2026-12-25'], 'Asia/Jakarta');
-const night = compileBusinessHours({ 'mon-fri': ['08:00-12:00', '22:00-02:00'] }, ['2026-12-25'], 'Asia/Jakarta');
+const example = compileBusinessHours(
+  { 'mon-fri': '08:00-17:00', sat: '09:00-13:00' },
+  ['2026-12-25'],
+  'Asia/Jakarta',
+);
+const night = compileBusinessHours(
+  { 'mon-fri': ['08:00-12:00', '22:00-02:00'] },
+  ['2026-12-25'],
+  'Asia/Jakarta',
+);
 
 describe('business hours in Asia/Jakarta', () => {
   it.each([
@@ -44,7 +52,10 @@ describe('business hours in Asia/Jakarta', () => {
 
   it('reads other zones too', () => {
     const ny = compileBusinessHours({ 'mon-fri': '09:00-17:00' }, [], 'America/New_York');
-    expect(businessHoursAt(ny, new Date('2026-07-06T13:30:00Z'))).toEqual({ open: true, label: 'Mon 09:30 America/New_York' });
+    expect(businessHoursAt(ny, new Date('2026-07-06T13:30:00Z'))).toEqual({
+      open: true,
+      label: 'Mon 09:30 America/New_York',
+    });
   });
 });
 
@@ -72,8 +83,14 @@ describe('parsing', () => {
 
   it.each([
     ['8-17', '"8-17" is not a range: write "HH:MM-HH:MM", e.g. "08:00-17:00" or "22:00-02:00"'],
-    ['10:00-25:00', '"10:00-25:00" has a time that does not exist: hours are 00-23 (24:00 only as an end), minutes 00-59'],
-    ['10:60-11:00', '"10:60-11:00" has a time that does not exist: hours are 00-23 (24:00 only as an end), minutes 00-59'],
+    [
+      '10:00-25:00',
+      '"10:00-25:00" has a time that does not exist: hours are 00-23 (24:00 only as an end), minutes 00-59',
+    ],
+    [
+      '10:60-11:00',
+      '"10:60-11:00" has a time that does not exist: hours are 00-23 (24:00 only as an end), minutes 00-59',
+    ],
     ['12:00-12:00', '"12:00-12:00" is empty: start and end are the same time'],
   ])('%s is rejected', (text, message) => {
     expect(parseOpeningRange(text)).toBe(message);

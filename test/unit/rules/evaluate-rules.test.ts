@@ -34,10 +34,19 @@ function rulesFrom(rulesYaml: string): CompiledRules {
 const MON_10 = new Date('2026-11-23T03:00:00Z'); // Mon 10:00 WIB: open
 const SUN_10 = new Date('2026-11-29T03:00:00Z'); // Sun 10:00 WIB: closed
 
-const noFacts: ConversationFacts = { lastCustomerMessageAt: null, isFirstCustomerMessage: false, onceMarks: {} };
+const noFacts: ConversationFacts = {
+  lastCustomerMessageAt: null,
+  isFirstCustomerMessage: false,
+  onceMarks: {},
+};
 
 function event(overrides: Partial<ConversationEvent> = {}, at: Date = MON_10): ConversationEvent {
-  return makeEvent({ occurredAt: at.toISOString(), receivedAt: at.toISOString(), messageId: 'm-1', ...overrides });
+  return makeEvent({
+    occurredAt: at.toISOString(),
+    receivedAt: at.toISOString(),
+    messageId: 'm-1',
+    ...overrides,
+  });
 }
 
 function summary(actions: readonly PlannedAction[]): string[] {
@@ -62,7 +71,12 @@ describe('the example config', async () => {
   const waba = { id: 'ch_waba_1', name: 'WA', engine: 'whatsapp' };
 
   it('escalates a complaint, stops, and starts an SLA timer', () => {
-    const plan = evaluateRules(rules, event({ text: 'Saya KECEWA, minta refund!', channel: waba }), noFacts, MON_10);
+    const plan = evaluateRules(
+      rules,
+      event({ text: 'Saya KECEWA, minta refund!', channel: waba }),
+      noFacts,
+      MON_10,
+    );
     expect(plan.outcomes.map((o) => [o.rule, o.status, o.reason])).toEqual([
       ['escalate-complaints', 'matched', "text has keywords 'refund', 'kecewa'"],
       ['catalog', 'not_matched', "skipped: an earlier rule 'escalate-complaints' has stop: true"],
@@ -80,7 +94,11 @@ describe('the example config', async () => {
   it('sends the catalog PDF during business hours and says why the others did not match', () => {
     const plan = evaluateRules(rules, event({ text: 'minta katalog dong', channel: waba }), noFacts, MON_10);
     expect(plan.outcomes.map((o) => [o.rule, o.status, o.reason])).toEqual([
-      ['escalate-complaints', 'not_matched', 'text has none of the keywords [refund, komplain, kecewa, marah, tidak puas]'],
+      [
+        'escalate-complaints',
+        'not_matched',
+        'text has none of the keywords [refund, komplain, kecewa, marah, tidak puas]',
+      ],
       ['catalog', 'matched', "text has keyword 'katalog'"],
       ['after-hours', 'not_matched', 'business hours are open (Mon 10:00 Asia/Jakarta)'],
       ['ai-unsure', 'not_matched', 'event kind is message_in, rule is on ai_reply'],
@@ -100,7 +118,12 @@ describe('the example config', async () => {
         },
         replyToMessageId: null,
         once: null,
-        window: { applies: true, channelKind: 'whatsapp_api', hours: 24, closesAt: '2026-11-24T03:00:00.000Z' },
+        window: {
+          applies: true,
+          channelKind: 'whatsapp_api',
+          hours: 24,
+          closesAt: '2026-11-24T03:00:00.000Z',
+        },
         whenClosed: [
           {
             id: 'catalog#0~closed.0',
@@ -117,13 +140,23 @@ describe('the example config', async () => {
   it('answers after hours once per conversation', () => {
     const e = event({ text: 'halo', senderName: 'Sari', channel: waba }, SUN_10);
     const first = evaluateRules(rules, e, noFacts, SUN_10);
-    expect(first.outcomes[2]).toMatchObject({ status: 'matched', reason: 'business hours are closed (Sun 10:00 Asia/Jakarta)' });
-    expect(summary(first.actions)).toEqual(['after-hours#0 reply Terima kasih Sari! Tim kami kembali pada jam kerja.']);
+    expect(first.outcomes[2]).toMatchObject({
+      status: 'matched',
+      reason: 'business hours are closed (Sun 10:00 Asia/Jakarta)',
+    });
+    expect(summary(first.actions)).toEqual([
+      'after-hours#0 reply Terima kasih Sari! Tim kami kembali pada jam kerja.',
+    ]);
     expect(first.actions[0]).toMatchObject({ once: { key: 'after-hours#0', ttlMs: 12 * 3_600_000 } });
 
     const threeHoursLater = new Date(SUN_10.getTime() + 3 * 3_600_000);
     const facts = { ...noFacts, onceMarks: { 'after-hours#0': SUN_10.toISOString() } };
-    const again = evaluateRules(rules, event({ text: 'halo?', channel: waba }, threeHoursLater), facts, threeHoursLater);
+    const again = evaluateRules(
+      rules,
+      event({ text: 'halo?', channel: waba }, threeHoursLater),
+      facts,
+      threeHoursLater,
+    );
     expect(again.outcomes[2]).toMatchObject({
       status: 'not_matched',
       reason: 'suppressed: once_per_conversation 12h (last 3h ago)',
@@ -136,19 +169,37 @@ describe('the example config', async () => {
   });
 
   it('hands an unsure AI reply to the team', () => {
-    const plan = evaluateRules(rules, event({ kind: 'ai_reply', text: "Maaf, saya tidak tahu." }), noFacts, MON_10);
-    expect(plan.outcomes.map((o) => o.status)).toEqual(['not_matched', 'not_matched', 'not_matched', 'matched']);
+    const plan = evaluateRules(
+      rules,
+      event({ kind: 'ai_reply', text: 'Maaf, saya tidak tahu.' }),
+      noFacts,
+      MON_10,
+    );
+    expect(plan.outcomes.map((o) => o.status)).toEqual([
+      'not_matched',
+      'not_matched',
+      'not_matched',
+      'matched',
+    ]);
     expect(plan.outcomes[0]?.reason).toBe('event kind is ai_reply, rule is on message_in');
-    expect(summary(plan.actions)).toEqual(['ai-unsure#0 need_human', 'ai-unsure#1 note The AI was unsure; handed to the team.']);
+    expect(summary(plan.actions)).toEqual([
+      'ai-unsure#0 need_human',
+      'ai-unsure#1 note The AI was unsure; handed to the team.',
+    ]);
   });
 
   it('plans when_closed instead of a reply when the window is already closed', () => {
     // An agent-side event two days after the customer's last message: nothing opens the window.
-    const reply = rulesFrom(`  - { name: nudge, on: agent_reply, then: [ { reply: { text: "Masih ada yang bisa dibantu?" } } ] }\n`);
+    const reply = rulesFrom(
+      `  - { name: nudge, on: agent_reply, then: [ { reply: { text: "Masih ada yang bisa dibantu?" } } ] }\n`,
+    );
     const last = new Date('2026-11-21T02:00:00Z');
     const facts = { ...noFacts, lastCustomerMessageAt: last };
     const plan = evaluateRules(reply, event({ kind: 'agent_reply', channel: waba }), facts, MON_10);
-    expect(summary(plan.actions)).toEqual(['nudge#0~closed.0 note Window closed (25h) for nudge', 'nudge#0~closed.1 need_human']);
+    expect(summary(plan.actions)).toEqual([
+      'nudge#0~closed.0 note Window closed (25h) for nudge',
+      'nudge#0~closed.1 need_human',
+    ]);
     expect(plan.outcomes[0]?.notes).toEqual([
       'action nudge#0 (reply): the 24-hour reply window of this whatsapp_api conversation is closed (closed 25h ago); when_closed actions planned instead',
     ]);
@@ -182,14 +233,34 @@ describe('conditions', () => {
 `);
 
   it.each([
-    [{ channel: { id: 'x', name: 'Other', engine: 'telegram' }, text: 'hi' }, noFacts, ['all-any-not#0 note vip telegram']],
-    [{ channel: { id: 'x', name: 'vip line', engine: 'whatsapp' }, text: 'hi' }, noFacts, ['all-any-not#0 note vip whatsapp']],
+    [
+      { channel: { id: 'x', name: 'Other', engine: 'telegram' }, text: 'hi' },
+      noFacts,
+      ['all-any-not#0 note vip telegram'],
+    ],
+    [
+      { channel: { id: 'x', name: 'vip line', engine: 'whatsapp' }, text: 'hi' },
+      noFacts,
+      ['all-any-not#0 note vip whatsapp'],
+    ],
     [{ channel: { id: 'x', name: 'vip line', engine: 'whatsapp' }, text: 'SPAM!' }, noFacts, []],
     [{ text: 'halo' }, { ...noFacts, isFirstCustomerMessage: true }, ['first#0 note welcome Budi']],
-    [{ text: 'halo', contentType: 'image' }, { ...noFacts, isFirstCustomerMessage: true }, ['media#0 note media']],
-    [{ attachments: [{ url: 'https://x/a.jpg', mimeType: 'image/jpeg' }], senderName: 'sari' }, noFacts, ['media#0 note media']],
+    [
+      { text: 'halo', contentType: 'image' },
+      { ...noFacts, isFirstCustomerMessage: true },
+      ['media#0 note media'],
+    ],
+    [
+      { attachments: [{ url: 'https://x/a.jpg', mimeType: 'image/jpeg' }], senderName: 'sari' },
+      noFacts,
+      ['media#0 note media'],
+    ],
     [{ attachments: [{ url: 'https://x/a.jpg', mimeType: 'image/jpeg' }], senderName: 'Eko' }, noFacts, []],
-    [{ channel: { id: 'ch_x', name: null, engine: 'webchat' }, needHuman: false }, noFacts, ['human#0 note ai-mode']],
+    [
+      { channel: { id: 'ch_x', name: null, engine: 'webchat' }, needHuman: false },
+      noFacts,
+      ['human#0 note ai-mode'],
+    ],
     [{ channel: { id: 'ch_x', name: null, engine: 'webchat' }, needHuman: true }, noFacts, []],
     [{ text: 'Status ORDER #123 please' }, noFacts, ['order#0 note order ORDER #123 / status, order']],
     [{ text: 'status of my order' }, noFacts, []],
@@ -199,7 +270,12 @@ describe('conditions', () => {
   });
 
   it('explains each failed test', () => {
-    const plan = evaluateRules(rules, event({ text: 'status of my order', contentType: 'text' }), noFacts, MON_10);
+    const plan = evaluateRules(
+      rules,
+      event({ text: 'status of my order', contentType: 'text' }),
+      noFacts,
+      MON_10,
+    );
     expect(plan.outcomes.map((o) => o.reason)).toEqual([
       'none of any: matched (channel engine is "whatsapp", rule wants "telegram"; channel name is "WhatsApp", rule wants "VIP Line")',
       "this is not the customer's first message",
@@ -215,7 +291,9 @@ describe('conditions', () => {
   });
 
   it('regex matching cannot hang on a catastrophic pattern', () => {
-    const evil = rulesFrom(`  - { name: evil, on: message_in, if: { text: { regex: "(a+)+$" } }, then: [ { note: x } ] }\n`);
+    const evil = rulesFrom(
+      `  - { name: evil, on: message_in, if: { text: { regex: "(a+)+$" } }, then: [ { note: x } ] }\n`,
+    );
     const started = performance.now();
     const plan = evaluateRules(evil, event({ text: `${'a'.repeat(50_000)}!` }), noFacts, MON_10);
     expect(plan.actions).toEqual([]);
@@ -232,9 +310,19 @@ describe('timers, cooldowns and reply options', () => {
         unless: [ agent_reply, assigned ]
         then: [ { note: "still waiting, {{customer.name}}" }, { reply: { text: "Kami segera membalas." } } ]
 `);
-    const plan = evaluateRules(rules, event({ channel: { id: 'ch_waba_1', name: null, engine: 'whatsapp' } }), noFacts, MON_10);
+    const plan = evaluateRules(
+      rules,
+      event({ channel: { id: 'ch_waba_1', name: null, engine: 'whatsapp' } }),
+      noFacts,
+      MON_10,
+    );
     const [timer] = plan.actions;
-    expect(timer).toMatchObject({ id: 'sla#0', type: 'timer', delayMs: 3_600_000, unless: ['agent_reply', 'assigned'] });
+    expect(timer).toMatchObject({
+      id: 'sla#0',
+      type: 'timer',
+      delayMs: 3_600_000,
+      unless: ['agent_reply', 'assigned'],
+    });
     expect(timer?.type === 'timer' && timer.actions.map((a) => a.id)).toEqual(['sla#0.0', 'sla#0.1']);
     // The timer's reply carries the window so the worker can check it when the timer fires.
     expect(timer?.type === 'timer' && timer.actions[1]).toMatchObject({
@@ -260,8 +348,15 @@ describe('timers, cooldowns and reply options', () => {
   });
 
   it('replies to the message when asked and leaves other channels without a window', () => {
-    const rules = rulesFrom(`  - { name: r, on: message_in, then: [ { reply: { text: ok, reply_to_message: true } } ] }\n`);
-    const plan = evaluateRules(rules, event({ channel: { id: 't', name: null, engine: 'telegram' } }), noFacts, MON_10);
+    const rules = rulesFrom(
+      `  - { name: r, on: message_in, then: [ { reply: { text: ok, reply_to_message: true } } ] }\n`,
+    );
+    const plan = evaluateRules(
+      rules,
+      event({ channel: { id: 't', name: null, engine: 'telegram' } }),
+      noFacts,
+      MON_10,
+    );
     expect(plan.actions[0]).toMatchObject({
       replyToMessageId: 'm-1',
       window: { applies: false, channelKind: null, closesAt: null },
@@ -269,7 +364,8 @@ describe('timers, cooldowns and reply options', () => {
   });
 
   it('does not let a suppressed rule stop later ones', () => {
-    const rules = rulesFrom(`  - { name: a, on: message_in, stop: true, then: [ { reply: { text: one, once_per_conversation: 1d } } ] }
+    const rules =
+      rulesFrom(`  - { name: a, on: message_in, stop: true, then: [ { reply: { text: one, once_per_conversation: 1d } } ] }
   - { name: b, on: message_in, then: [ { note: two } ] }
 `);
     const facts = { ...noFacts, onceMarks: { 'a#0': MON_10.toISOString() } };
@@ -281,7 +377,12 @@ describe('timers, cooldowns and reply options', () => {
 
 describe('replyWindow', () => {
   const config = {
-    channels: [{ match: { engine: 'whatsapp', channelId: 'ch_waba_1', channelName: undefined }, kind: 'whatsapp_api' as const }],
+    channels: [
+      {
+        match: { engine: 'whatsapp', channelId: 'ch_waba_1', channelName: undefined },
+        kind: 'whatsapp_api' as const,
+      },
+    ],
     replyWindow: { appliesTo: ['whatsapp_api' as const], hours: 24 },
   };
   const channel = { id: 'ch_waba_1', name: null, engine: 'whatsapp' };
@@ -289,10 +390,17 @@ describe('replyWindow', () => {
   it.each([
     [new Date('2026-11-22T03:00:01Z'), { open: true, closesAt: '2026-11-23T03:00:01.000Z', closedForMs: 0 }],
     [new Date('2026-11-22T03:00:00Z'), { open: false, closesAt: '2026-11-23T03:00:00.000Z', closedForMs: 0 }],
-    [new Date('2026-11-22T01:00:00Z'), { open: false, closesAt: '2026-11-23T01:00:00.000Z', closedForMs: 7_200_000 }],
+    [
+      new Date('2026-11-22T01:00:00Z'),
+      { open: false, closesAt: '2026-11-23T01:00:00.000Z', closedForMs: 7_200_000 },
+    ],
     [null, { open: false, closesAt: null, closedForMs: null }],
   ])('last customer message %s', (last, expected) => {
-    expect(replyWindow(config, channel, last, MON_10)).toEqual({ applies: true, channelKind: 'whatsapp_api', ...expected });
+    expect(replyWindow(config, channel, last, MON_10)).toEqual({
+      applies: true,
+      channelKind: 'whatsapp_api',
+      ...expected,
+    });
   });
 
   it('maps channels to kinds, first match wins', () => {
@@ -311,6 +419,9 @@ describe('replyWindow', () => {
     const rules = rulesFrom(`  - { name: r, on: message_in, then: [ { reply: { text: hi } } ] }\n`);
     const facts = { ...noFacts, lastCustomerMessageAt: new Date('2026-11-01T00:00:00Z') };
     const plan = evaluateRules(rules, event({ channel }), facts, MON_10);
-    expect(plan.actions[0]).toMatchObject({ type: 'reply', window: { closesAt: '2026-11-24T03:00:00.000Z' } });
+    expect(plan.actions[0]).toMatchObject({
+      type: 'reply',
+      window: { closesAt: '2026-11-24T03:00:00.000Z' },
+    });
   });
 });

@@ -37,7 +37,10 @@ describe('templates', () => {
     ['Hi {{ customer.name }}!', 'Hi Budi!'],
     ['{{window.closed_for}} of {{window.hours}}h', '3h 5m of 24h'],
     ['{{conversation.id}}', 'conv-9'],
-    ['{{event.text}} / {{event.channel.engine}} / {{event.messageId}} / {{event.needHuman}}', 'minta refund / whatsapp / m-1 / false'],
+    [
+      '{{event.text}} / {{event.channel.engine}} / {{event.messageId}} / {{event.needHuman}}',
+      'minta refund / whatsapp / m-1 / false',
+    ],
     ['no fields', 'no fields'],
     ['single } and { braces', 'single } and { braces'],
   ])('%s renders %j', (source, expected) => {
@@ -45,30 +48,64 @@ describe('templates', () => {
   });
 
   it.each([
-    ['{{custmer.name}}', 'unknown template variable {{custmer.name}}: "custmer" is not one of event, rule, match, customer, window, conversation'],
+    [
+      '{{custmer.name}}',
+      'unknown template variable {{custmer.name}}: "custmer" is not one of event, rule, match, customer, window, conversation',
+    ],
     ['{{customer.phone}}', 'unknown template variable {{customer.phone}}: customer has {{customer.name}}'],
-    ['{{constructor.constructor}}', 'unknown template variable {{constructor.constructor}}: "constructor" is not one of event, rule, match, customer, window, conversation'],
-    ['{{__proto__}}', 'unknown template variable {{__proto__}}: "__proto__" is not one of event, rule, match, customer, window, conversation'],
-    ['{{event.constructor}}', expect.stringMatching(/^unknown template variable \{\{event\.constructor\}\}: event has \{\{event\.kind\}\}/)],
-    ['{{event.__proto__.polluted}}', expect.stringMatching(/^unknown template variable \{\{event\.__proto__\.polluted\}\}/)],
-    ['{{ process.exit(1) }}', '{{process.exit(1)}} is not a field name: templates only insert fields like {{customer.name}}, no expressions or helpers'],
-    ['{{#each x}}', '{{#each x}} is not a field name: templates only insert fields like {{customer.name}}, no expressions or helpers'],
-    ['{{}}', '{{}} is not a field name: templates only insert fields like {{customer.name}}, no expressions or helpers'],
+    [
+      '{{constructor.constructor}}',
+      'unknown template variable {{constructor.constructor}}: "constructor" is not one of event, rule, match, customer, window, conversation',
+    ],
+    [
+      '{{__proto__}}',
+      'unknown template variable {{__proto__}}: "__proto__" is not one of event, rule, match, customer, window, conversation',
+    ],
+    [
+      '{{event.constructor}}',
+      expect.stringMatching(
+        /^unknown template variable \{\{event\.constructor\}\}: event has \{\{event\.kind\}\}/,
+      ),
+    ],
+    [
+      '{{event.__proto__.polluted}}',
+      expect.stringMatching(/^unknown template variable \{\{event\.__proto__\.polluted\}\}/),
+    ],
+    [
+      '{{ process.exit(1) }}',
+      '{{process.exit(1)}} is not a field name: templates only insert fields like {{customer.name}}, no expressions or helpers',
+    ],
+    [
+      '{{#each x}}',
+      '{{#each x}} is not a field name: templates only insert fields like {{customer.name}}, no expressions or helpers',
+    ],
+    [
+      '{{}}',
+      '{{}} is not a field name: templates only insert fields like {{customer.name}}, no expressions or helpers',
+    ],
     ['Hello {{customer.name', 'unclosed "{{" at character 7: close it with "}}"'],
   ])('%s is a load error', (source, message) => {
     expect(compileTemplate(source)).toEqual({ errors: [message] });
   });
 
   it('renders a missing value as an empty string', () => {
-    const noName = { ...context, event: makeEvent({ conversationId: null, senderName: null, business: null }) };
-    expect(renderTemplate(compiled('[{{event.conversationId}}][{{event.senderName}}][{{event.business.name}}]'), noName)).toBe(
-      '[][][]',
-    );
+    const noName = {
+      ...context,
+      event: makeEvent({ conversationId: null, senderName: null, business: null }),
+    };
+    expect(
+      renderTemplate(
+        compiled('[{{event.conversationId}}][{{event.senderName}}][{{event.business.name}}]'),
+        noName,
+      ),
+    ).toBe('[][][]');
   });
 
   it('inserts values as text and never evaluates them again', () => {
     const tricky = { ...context, customer: { name: '{{rule.name}} ${process.env.HOME}' } };
-    expect(renderTemplate(compiled('Hi {{customer.name}}'), tricky)).toBe('Hi {{rule.name}} ${process.env.HOME}');
+    expect(renderTemplate(compiled('Hi {{customer.name}}'), tricky)).toBe(
+      'Hi {{rule.name}} ${process.env.HOME}',
+    );
   });
 
   it(`caps the rendered text at ${MAX_RENDERED_LENGTH} characters`, () => {
