@@ -1,8 +1,15 @@
 import type { Command } from 'commander';
+import { registerExplainCommand } from './explain-command.js';
 import type { CliIo } from './run-cli.js';
+import { registerSchemaCommand } from './schema-command.js';
+import { registerValidateCommand } from './validate-command.js';
 
 /**
  * Every subcommand registers itself here, one file per command under src/cli/.
  * Keep this list in the order `--help` shows it.
  */
-export function registerCommands(_program: Command, _io: CliIo): void {}
+export function registerCommands(program: Command, io: CliIo): void {
+  registerValidateCommand(program, io);
+  registerExplainCommand(program, io);
+  registerSchemaCommand(program, io);
+}

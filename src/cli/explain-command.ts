@@ -1,0 +1,146 @@
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { ConfigError, formatConfigIssue } from '../config/config-error.js';
+import { type LoadedConfig, loadConfig } from '../config/load-config.js';
+import { resolveConfigPath } from '../config/resolve-config-path.js';
+import { type ConversationEvent, ConversationEventSchema } from '../events/conversation-event.js';
+import { localTime } from '../rules/business-hours.js';
+import { evaluateRules } from '../rules/evaluate-rules.js';
+import { formatPlan } from '../rules/format-plan.js';
+import type { ConversationFacts } from '../rules/plan.js';
+import { CliError } from './cli-error.js';
+import { EXIT } from './exit-codes.js';
+import type { CliIo } from './run-cli.js';
+
+const EXAMPLES = `
+Examples:
+  $ convo-bridge explain --config config/bridge.yaml --event complaint.json
+  $ convo-bridge explain --event catalog.json --now 2026-11-23T03:15:00Z --json
+  $ convo-bridge explain --event late.json --facts facts.json
+
+The event file is a canonical ConversationEvent (JSON). The facts file describes the
+conversation before the event: {"lastCustomerMessageAt": ISO or null,
+"isFirstCustomerMessage": bool, "onceMarks": {"rule#0": ISO}, "cooldowns": {"rule": ISO}}.
+Without --facts: no earlier customer message, not the first one, nothing sent yet.
+Unset \${VAR}s in the config are allowed here (nothing is called).`;
+
+const FactsSchema = z.strictObject({
+  lastCustomerMessageAt: z.iso.datetime({ offset: true }).nullable().default(null),
+  isFirstCustomerMessage: z.boolean().default(false),
+  onceMarks: z.record(z.string(), z.iso.datetime({ offset: true })).default({}),
+  cooldowns: z.record(z.string(), z.iso.datetime({ offset: true })).optional(),
+});
+
+export function registerExplainCommand(program: Command, io: CliIo): void {
+  program
+    .command('explain')
+    .description('show which rules match an event, why the others do not, and the actions that would run')
+    .requiredOption('-e, --event <file>', 'event JSON file (a canonical ConversationEvent)')
+    .option('-c, --config <file>', 'config file (default: config/bridge.yaml, then $CONVO_BRIDGE_CONFIG)')
+    .option('--now <iso>', 'evaluate as of this instant (default: now)')
+    .option('--facts <file>', 'conversation facts JSON (see below)')
+    .option('--json', 'print the plan as JSON')
+    .addHelpText('after', EXAMPLES)
+    .action(
+      async (options: { event: string; config?: string; now?: string; facts?: string; json?: boolean }) => {
+        const path = resolveConfigPath(options.config);
+        if (path === undefined) {
+          throw new CliError(
+            'no config file: pass --config FILE, create config/bridge.yaml, or set CONVO_BRIDGE_CONFIG',
+          );
+        }
+        const now = options.now === undefined ? new Date() : parseNow(options.now);
+        let loaded: LoadedConfig;
+        try {
+          loaded = await loadConfig(path, { allowMissingEnv: true });
+        } catch (error) {
+          if (!(error instanceof ConfigError)) throw error;
+          for (const issue of error.issues) io.stderr(`${formatConfigIssue(issue)}\n`);
+          throw new CliError(`config ${path} is invalid: run convo-bridge validate for details`, {
+            exitCode: EXIT.invalidInput,
+            cause: error,
+          });
+        }
+        const event = await readEventFile(options.event);
+        const facts = options.facts === undefined ? defaultFacts() : await readFactsFile(options.facts);
+        const plan = evaluateRules(loaded.rules, event, facts, now);
+        if (options.json) {
+          io.stdout(`${JSON.stringify({ now: now.toISOString(), event: event.key, ...plan }, null, 2)}\n`);
+        } else {
+          io.stdout(formatPlan(plan, event, now, localTime(now, loaded.config.timezone).label));
+        }
+      },
+    );
+}
+
+function parseNow(text: string): Date {
+  const date = new Date(text);
+  if (Number.isNaN(date.getTime()) || !/^\d{4}-\d{2}-\d{2}T/.test(text)) {
+    throw new CliError(
+      `--now ${JSON.stringify(text)} is not an ISO-8601 instant: write e.g. 2026-11-23T03:15:00Z`,
+    );
+  }
+  return date;
+}
+
+function defaultFacts(): ConversationFacts {
+  return { lastCustomerMessageAt: null, isFirstCustomerMessage: false, onceMarks: {} };
+}
+
+async function readJson(path: string, what: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
+    throw new CliError(`cannot read the ${what} file ${path} (${code}): check the path`, { cause: error });
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new CliError(`${path} is not valid JSON (${detail}): the ${what} file must be one JSON object`, {
+      cause: error,
+    });
+  }
+}
+
+function describeIssues(path: string, error: z.ZodError): string {
+  return error.issues
+    .map((issue) => `${path}: ${issue.path.length > 0 ? `${issue.path.join('.')}: ` : ''}${issue.message}`)
+    .join('\n');
+}
+
+/**
+ * Reads the event to explain. The one place that turns a file into a ConversationEvent, so that
+ * raw webhook payloads can be accepted here once the receiver's normaliser exists.
+ */
+export async function readEventFile(path: string): Promise<ConversationEvent> {
+  const value = await readJson(path, 'event');
+  const parsed = ConversationEventSchema.safeParse(value);
+  if (!parsed.success) {
+    throw new CliError(
+      `${path} is not a canonical ConversationEvent:\n${describeIssues(path, parsed.error)}\n(see src/events/conversation-event.ts for the fields)`,
+      { cause: parsed.error },
+    );
+  }
+  return parsed.data;
+}
+
+async function readFactsFile(path: string): Promise<ConversationFacts> {
+  const value = await readJson(path, 'facts');
+  const parsed = FactsSchema.safeParse(value);
+  if (!parsed.success) {
+    throw new CliError(`${path} is not a facts file:\n${describeIssues(path, parsed.error)}`, {
+      cause: parsed.error,
+    });
+  }
+  const f = parsed.data;
+  return {
+    lastCustomerMessageAt: f.lastCustomerMessageAt === null ? null : new Date(f.lastCustomerMessageAt),
+    isFirstCustomerMessage: f.isFirstCustomerMessage,
+    onceMarks: f.onceMarks,
+    ...(f.cooldowns !== undefined ? { cooldowns: f.cooldowns } : {}),
+  };
+}

@@ -1,0 +1,341 @@
+import { z } from 'zod';
+import {
+  isIsoDate,
+  isValidTimeZone,
+  parseDayKey,
+  parseOpeningRange,
+  WEEKDAYS,
+} from '../rules/business-hours.js';
+import { durationSchema, ruleSchema, simpleActionSchema } from '../rules/rule-schema.js';
+import { parseSize, SIZE_HINT, SIZE_REGEX_SOURCE } from './duration.js';
+
+/**
+ * The config file's schema. Input is the YAML as written (snake_case); output is the typed
+ * `BridgeConfig` (camelCase, durations in ms, sizes in bytes, defaults filled in).
+ * Descriptions here end up in config/schema.json, which editors use for completion.
+ */
+
+const nonEmpty = z.string().trim().min(1, { error: 'must not be empty' });
+
+/** Integers may come from `${VAR}` substitution as strings ("8080"). */
+function integer(min: number, max: number) {
+  return z
+    .union(
+      [z.number().int(), z.string().regex(/^\d+$/, { error: 'expected a whole number' }).transform(Number)],
+      {
+        error: 'expected a whole number',
+      },
+    )
+    .pipe(z.number().int().min(min).max(max));
+}
+
+function httpUrl(example: string, protocols: readonly string[] = ['http:', 'https:']) {
+  return z.string().superRefine((text, ctx) => {
+    let url: URL | undefined;
+    try {
+      url = new URL(text);
+    } catch {
+      url = undefined;
+    }
+    const wanted = protocols.map((p) => `${p}//`).join(' or ');
+    if (!url || !protocols.includes(url.protocol)) {
+      const article = wanted.startsWith('h') ? 'an' : 'a';
+      ctx.addIssue({ code: 'custom', message: `must be ${article} ${wanted} URL, e.g. ${example}` });
+    }
+  });
+}
+
+const sizeSchema = z
+  .string()
+  .regex(new RegExp(SIZE_REGEX_SOURCE, 'i'), { error: `expected ${SIZE_HINT}` })
+  .transform((text) => parseSize(text) ?? 0)
+  .meta({ description: SIZE_HINT });
+
+export const CHANNEL_KINDS = [
+  'whatsapp_api',
+  'whatsapp_qr',
+  'instagram',
+  'messenger',
+  'telegram',
+  'slack',
+  'intercom',
+  'webchat',
+  'socialchat',
+  'other',
+] as const;
+export type ChannelKind = (typeof CHANNEL_KINDS)[number];
+
+/** Channels with a 24-hour free-form window (webhook-payloads.md §4). */
+export const DEFAULT_WINDOW_KINDS: ChannelKind[] = ['whatsapp_api', 'instagram', 'messenger'];
+
+const platformSchema = z
+  .strictObject({
+    base_url: httpUrl('https://api.example.com').describe(
+      'Base address of the platform API, e.g. https://api.example.com',
+    ),
+    form: z
+      .enum(['current', 'earlier'])
+      .default('current')
+      .describe('Which form of the interface the platform speaks.'),
+    auth: z
+      .strictObject({
+        scheme: z
+          .enum(['headers', 'bearer', 'bearer-secret'])
+          .default('headers')
+          .describe(
+            'headers: Business + Secret; bearer: base64(business_id:secret); bearer-secret: the secret alone.',
+          ),
+        business_id: nonEmpty.optional(),
+        secret: nonEmpty,
+      })
+      .superRefine((auth, ctx) => {
+        if (auth.scheme !== 'bearer-secret' && auth.business_id === undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['business_id'],
+            message: `business_id is required for scheme ${auth.scheme} (it is in the dashboard's API settings)`,
+          });
+        }
+      })
+      .transform((a) => ({ scheme: a.scheme, businessId: a.business_id ?? null, secret: a.secret })),
+    timeout: durationSchema.prefault('10s').describe('Timeout of one platform request.'),
+    retry: z
+      .strictObject({
+        retries: integer(0, 10).prefault(3),
+        min_delay: durationSchema.prefault('100ms'),
+        max_delay: durationSchema.prefault('2s'),
+        max_retry_after: durationSchema.prefault('5s'),
+      })
+      .prefault({})
+      .transform((r) => ({
+        retries: r.retries,
+        minDelayMs: r.min_delay,
+        maxDelayMs: r.max_delay,
+        maxRetryAfterMs: r.max_retry_after,
+      })),
+    rate_limit: z
+      .strictObject({ max: integer(1, 1_000_000), per: durationSchema })
+      .optional()
+      .describe(
+        'Requests allowed per period. Default: 100 per 1m for the earlier form, none for the current.',
+      ),
+  })
+  .transform((p) => ({
+    baseUrl: p.base_url,
+    form: p.form,
+    auth: p.auth,
+    timeoutMs: p.timeout,
+    retry: p.retry,
+    rateLimit:
+      p.rate_limit !== undefined
+        ? { max: p.rate_limit.max, perMs: p.rate_limit.per }
+        : p.form === 'earlier'
+          ? { max: 100, perMs: 60_000 }
+          : null,
+  }));
+
+const receiverSchema = z
+  .strictObject({
+    host: nonEmpty.default('0.0.0.0'),
+    port: integer(0, 65_535).prefault(8080),
+    path: z.string().startsWith('/', { error: 'must start with /' }).default('/webhooks/platform'),
+    secrets: z
+      .array(z.string().min(1, { error: 'a webhook secret must not be empty' }))
+      .min(1, { error: 'list at least one webhook secret' })
+      .describe('Webhook secrets accepted (several while rotating).'),
+    body_limit: sizeSchema.prefault('1mb'),
+    dedupe_window: durationSchema.prefault('72h'),
+    enqueue_timeout: durationSchema.prefault('2s'),
+  })
+  .transform((r) => ({
+    host: r.host,
+    port: r.port,
+    path: r.path,
+    secrets: r.secrets,
+    bodyLimitBytes: r.body_limit,
+    dedupeWindowMs: r.dedupe_window,
+    enqueueTimeoutMs: r.enqueue_timeout,
+  }));
+
+const redisSchema = z.strictObject({
+  url: httpUrl('redis://127.0.0.1:6379', ['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
+  prefix: z
+    .string()
+    .regex(/^[A-Za-z0-9_.:-]+$/, { error: 'use letters, digits and _ . : -' })
+    .default('cb'),
+});
+
+const workerSchema = z
+  .strictObject({
+    concurrency: integer(1, 1000).prefault(16),
+    attempts: integer(1, 100).prefault(8),
+    backoff: z
+      .strictObject({ base: durationSchema.prefault('1s'), max: durationSchema.prefault('5m') })
+      .prefault({})
+      .transform((b) => ({ baseMs: b.base, maxMs: b.max })),
+    rate_limit_pause_cap: durationSchema.prefault('60s'),
+    auth_failure_pause: durationSchema.prefault('30s'),
+    shutdown_grace: durationSchema.prefault('25s'),
+    safety_margin: durationSchema
+      .prefault('60s')
+      .describe('How long before the reply window closes the worker stops sending free-form replies.'),
+  })
+  .transform((w) => ({
+    concurrency: w.concurrency,
+    attempts: w.attempts,
+    backoff: w.backoff,
+    rateLimitPauseCapMs: w.rate_limit_pause_cap,
+    authFailurePauseMs: w.auth_failure_pause,
+    shutdownGraceMs: w.shutdown_grace,
+    safetyMarginMs: w.safety_margin,
+  }));
+
+const adminSchema = z.strictObject({
+  username: nonEmpty.default('admin'),
+  password: nonEmpty.optional().describe('Admin endpoints and bull-board are off while this is unset.'),
+});
+
+const logSchema = z.strictObject({
+  level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+const timezoneSchema = z
+  .string()
+  .refine(isValidTimeZone, { error: 'unknown time zone: use an IANA name such as Asia/Jakarta' })
+  .default('Asia/Jakarta');
+
+const weeklySchema = z
+  .record(
+    z.string(),
+    z.union([z.string(), z.array(z.string()).min(1, { error: 'must not be an empty list' })]),
+  )
+  .superRefine((weekly, ctx) => {
+    const seen = new Map<number, string>();
+    for (const [key, value] of Object.entries(weekly)) {
+      const days = parseDayKey(key);
+      if (!days) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: `"${key}" is not a day: use ${WEEKDAYS.slice(1).join(', ')}, sun or a range such as mon-fri`,
+        });
+        continue;
+      }
+      for (const day of days) {
+        const earlier = seen.get(day);
+        if (earlier !== undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [key],
+            message: `${WEEKDAYS[day]} is given twice (in "${earlier}" and "${key}"): list each day once`,
+          });
+          break;
+        }
+        seen.set(day, key);
+      }
+      const ranges = typeof value === 'string' ? [value] : value;
+      ranges.forEach((range, index) => {
+        const parsed = parseOpeningRange(range);
+        if (typeof parsed === 'string') {
+          ctx.addIssue({
+            code: 'custom',
+            path: typeof value === 'string' ? [key] : [key, index],
+            message: parsed,
+          });
+        }
+      });
+    }
+  })
+  .describe('Opening hours per day: keys mon..sun or ranges like mon-fri; values "HH:MM-HH:MM" or a list.');
+
+const businessHoursSchema = z.strictObject({
+  weekly: weeklySchema,
+  holidays: z
+    .array(z.string().refine(isIsoDate, { error: 'expected a date as YYYY-MM-DD' }))
+    .default([])
+    .describe('Dates (YYYY-MM-DD) closed all day.'),
+});
+
+const channelSchema = z.strictObject({
+  match: z
+    .strictObject({
+      engine: nonEmpty.optional(),
+      channel_id: nonEmpty.optional(),
+      channel_name: nonEmpty.optional(),
+    })
+    .refine((m) => m.engine !== undefined || m.channel_id !== undefined || m.channel_name !== undefined, {
+      error: 'match needs engine, channel_id or channel_name',
+    })
+    .transform((m) => ({ engine: m.engine, channelId: m.channel_id, channelName: m.channel_name })),
+  kind: z.enum(CHANNEL_KINDS),
+});
+
+const replyWindowSchema = z
+  .strictObject({
+    applies_to: z
+      .array(z.enum(CHANNEL_KINDS))
+      .default(DEFAULT_WINDOW_KINDS)
+      .describe('Channel kinds (from channels:) whose free-form replies need an open window.'),
+    hours: integer(1, 24 * 30).prefault(24),
+    when_closed: z
+      .array(simpleActionSchema)
+      .default([])
+      .describe('Actions planned instead of a reply when the window is closed.'),
+  })
+  .transform((w) => ({ appliesTo: w.applies_to, hours: w.hours, whenClosed: w.when_closed }));
+
+const destinationSchema = z
+  .strictObject({
+    url: httpUrl('https://crm.example.com/hooks'),
+    secret: nonEmpty.optional(),
+    timeout: durationSchema.prefault('10s'),
+    retries: integer(0, 10).prefault(3),
+  })
+  .transform((d) => ({ url: d.url, secret: d.secret ?? null, timeoutMs: d.timeout, retries: d.retries }));
+
+export const DESTINATION_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
+
+export const configSchema = z
+  .strictObject({
+    platform: platformSchema,
+    receiver: receiverSchema,
+    redis: redisSchema.prefault({}),
+    worker: workerSchema.prefault({}),
+    admin: adminSchema.prefault({}),
+    log: logSchema.prefault({}),
+    timezone: timezoneSchema,
+    business_hours: businessHoursSchema.optional(),
+    channels: z
+      .array(channelSchema)
+      .default([])
+      .describe('First match wins; unmatched channels have no kind.'),
+    reply_window: replyWindowSchema.prefault({}),
+    destinations: z
+      .record(
+        z
+          .string()
+          .regex(DESTINATION_NAME_PATTERN, { error: 'a destination name uses letters, digits, - and _' }),
+        destinationSchema,
+      )
+      .default({}),
+    rules: z.array(ruleSchema).default([]),
+  })
+  .transform((c) => ({
+    platform: c.platform,
+    receiver: c.receiver,
+    redis: c.redis,
+    worker: c.worker,
+    admin: c.admin,
+    log: c.log,
+    timezone: c.timezone,
+    businessHours: c.business_hours ?? null,
+    channels: c.channels,
+    replyWindow: c.reply_window,
+    destinations: c.destinations,
+    rules: c.rules,
+  }));
+
+/** The typed, validated config with defaults applied. */
+export type BridgeConfig = z.output<typeof configSchema>;
+export type ChannelConfig = BridgeConfig['channels'][number];
+export type ReplyWindowConfig = BridgeConfig['replyWindow'];

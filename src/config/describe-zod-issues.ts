@@ -1,0 +1,185 @@
+import type { z } from 'zod';
+import type { ConfigPath } from './config-document.js';
+import { allowedKeysAt } from './config-json-schema.js';
+
+/** A schema problem in words a config author understands, with the path it belongs to. */
+export interface SchemaProblem {
+  path: ConfigPath;
+  /** Point at the key itself (unknown keys) rather than at its value. */
+  atKey: boolean;
+  message: string;
+}
+
+const SECRET_PATH = /secret|password|auth/i;
+
+/**
+ * Turns zod issues into config problems: one per unknown key, the most specific branch of a
+ * union, and values shown only where they are not secret.
+ */
+export function describeZodIssues(issues: readonly z.core.$ZodIssue[]): SchemaProblem[] {
+  const out: SchemaProblem[] = [];
+  for (const issue of issues) collect(issue, [], out);
+  return out;
+}
+
+function collect(issue: z.core.$ZodIssue, prefix: ConfigPath, out: SchemaProblem[]): void {
+  const path: ConfigPath = [...prefix, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))];
+  const where = path.join('.');
+  const label = where === '' ? 'config' : where;
+  const hideValue = SECRET_PATH.test(where);
+  switch (issue.code) {
+    case 'unrecognized_keys':
+      for (const key of issue.keys) {
+        out.push({
+          path: [...path, key],
+          atKey: true,
+          message: `${[...path, key].join('.')}: unknown key "${key}"${suggestion(key, allowedKeysAt(path))}`,
+        });
+      }
+      return;
+    case 'invalid_union': {
+      // Report the branch that got furthest into the value: `on: [message_in, typo]` fails in the
+      // list branch at index 1, which says more than "expected a string".
+      const branches = issue.errors.filter((b) => b.length > 0);
+      const deepest = branches
+        .map((branch) => ({ branch, depth: Math.max(...branch.map((i) => i.path.length)) }))
+        .sort((a, b) => b.depth - a.depth)[0];
+      if (deepest && deepest.depth > 0) {
+        for (const inner of deepest.branch) collect(inner, path, out);
+        return;
+      }
+      const input = 'input' in issue ? issue.input : undefined;
+      if (!issue.message.startsWith('Invalid input')) {
+        out.push({
+          path,
+          atKey: false,
+          message: `${label}: ${issue.message}, got ${describeValue(input, hideValue)}`,
+        });
+        return;
+      }
+      const expected = [
+        ...new Set(
+          branches.flatMap((b) =>
+            b.map((i) => (i.code === 'invalid_type' ? article(i.expected) : valueList(i))).filter(Boolean),
+          ),
+        ),
+      ];
+      out.push({
+        path,
+        atKey: false,
+        message: `${label}: expected ${expected.join(' or ') || 'a different value'}, got ${describeValue(input, hideValue)}`,
+      });
+      return;
+    }
+    case 'invalid_type': {
+      const input = 'input' in issue ? issue.input : undefined;
+      if (input === undefined) {
+        out.push({ path, atKey: false, message: `${label}: is required (${article(issue.expected)})` });
+      } else {
+        out.push({
+          path,
+          atKey: false,
+          message: `${label}: expected ${issue.message.startsWith('Invalid input') ? article(issue.expected) : issue.message.replace(/^expected /, '')}, got ${describeValue(input, hideValue)}`,
+        });
+      }
+      return;
+    }
+    case 'invalid_value': {
+      const input = 'input' in issue ? issue.input : undefined;
+      const custom = !issue.message.startsWith('Invalid');
+      out.push({
+        path,
+        atKey: false,
+        message: custom
+          ? `${label}: ${issue.message}`
+          : `${label}: must be ${valueList(issue)}, got ${describeValue(input, hideValue)}`,
+      });
+      return;
+    }
+    case 'too_small':
+    case 'too_big': {
+      const generic = /^Too (small|big)/.test(issue.message);
+      let message = issue.message;
+      if (generic) {
+        const bound = issue.code === 'too_small' ? issue.minimum : issue.maximum;
+        message = issue.code === 'too_small' ? `must be at least ${bound}` : `must be at most ${bound}`;
+      }
+      out.push({ path, atKey: false, message: `${label}: ${message}` });
+      return;
+    }
+    default: {
+      // "expected a duration ..." says more with what was written.
+      const input = 'input' in issue ? issue.input : undefined;
+      const got =
+        issue.message.startsWith('expected ') && input !== undefined
+          ? `, got ${describeValue(input, hideValue)}`
+          : '';
+      out.push({ path, atKey: false, message: `${label}: ${issue.message}${got}` });
+    }
+  }
+}
+
+function valueList(issue: z.core.$ZodIssue): string {
+  if (issue.code !== 'invalid_value') return '';
+  const values = issue.values.map((v) => String(v));
+  return values.length === 1 ? String(values[0]) : `one of ${values.join(', ')}`;
+}
+
+function article(expected: string): string {
+  switch (expected) {
+    case 'object':
+      return 'a mapping';
+    case 'array':
+      return 'a list';
+    case 'string':
+      return 'a string';
+    case 'number':
+      return 'a number';
+    case 'boolean':
+      return 'true or false';
+    default:
+      return expected;
+  }
+}
+
+function describeValue(value: unknown, hide: boolean): string {
+  if (value === null) return 'nothing (null)';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a mapping';
+  if (hide) return `a ${typeof value}`;
+  if (typeof value === 'string')
+    return JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value);
+  return `${typeof value === 'boolean' ? '' : 'the number '}${String(value)}`;
+}
+
+/** `; did you mean "x"?` for a near miss among the keys allowed here, else the list of them. */
+function suggestion(key: string, allowed: readonly string[]): string {
+  if (allowed.length === 0) return '';
+  let best: string | undefined;
+  // Close enough to be a typo: one edit in short keys, two in long ones.
+  let bestDistance = Math.min(2, Math.max(1, Math.floor(key.length / 3))) + 1;
+  for (const known of allowed) {
+    const d = editDistance(key.toLowerCase(), known);
+    if (d < bestDistance) {
+      bestDistance = d;
+      best = known;
+    }
+  }
+  if (best !== undefined && best !== key) return `: did you mean "${best}"?`;
+  return `; allowed here: ${allowed.join(', ')}`;
+}
+
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 2) return 99;
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let previous = row[0] ?? 0;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const current = row[j] ?? 0;
+      row[j] = Math.min(current + 1, (row[j - 1] ?? 0) + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
+      previous = current;
+    }
+  }
+  return row[b.length] ?? 99;
+}

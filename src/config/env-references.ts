@@ -1,0 +1,97 @@
+/**
+ * `${VAR}` references are swapped for inert tokens before YAML parsing and resolved on the
+ * parsed values afterwards. Two reasons: `{` and `}` are flow indicators, so
+ * `{ business_id: ${BUSINESS_ID} }` is not valid YAML as written; and substituting into the
+ * text would let a value holding `, ` `}` `#` or a newline change the structure of the file.
+ * Tokens are plain letters, digits and underscores, valid in any YAML context.
+ */
+export interface EnvReference {
+  token: string;
+  /** Offset in the original text, for error positions. */
+  offset: number;
+  /** The text as written: `${PORT:-8080}`. */
+  source: string;
+  /** A valid `${NAME}` / `${NAME:-default}`; absent for `$${` (literal) and malformed ones. */
+  name?: string;
+  fallback?: string;
+  /** What the token stands for when it is not a variable: `${` for `$${`, or the malformed text. */
+  literal?: string;
+  malformed?: boolean;
+}
+
+export interface TokenizedText {
+  /** The text YAML parses. */
+  text: string;
+  references: Map<string, EnvReference>;
+  /** Prefix every token starts with (chosen so it does not occur in the file). */
+  marker: string;
+  /** Maps an offset in `text` back to the original text. */
+  toOriginalOffset(offset: number): number;
+}
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export function tokenizeEnvReferences(original: string): TokenizedText {
+  let marker = '__cb_env_';
+  for (let n = 0; original.includes(marker); n++) marker = `__cb_env${n}_`;
+  const references = new Map<string, EnvReference>();
+  const shifts: { originalStart: number; originalEnd: number; newStart: number; newEnd: number }[] = [];
+  let out = '';
+  let last = 0;
+  let i = original.indexOf('$');
+  while (i !== -1 && i < original.length) {
+    let reference: Omit<EnvReference, 'token'> | undefined;
+    let length = 0;
+    if (original.startsWith('$${', i)) {
+      length = 3;
+      reference = { offset: i, source: '$${', literal: '${' };
+    } else if (original.startsWith('${', i)) {
+      const close = original.indexOf('}', i + 2);
+      const newline = original.indexOf('\n', i + 2);
+      if (close === -1 || (newline !== -1 && newline < close)) {
+        length = 2;
+        reference = { offset: i, source: original.slice(i, i + 2), literal: '${', malformed: true };
+      } else {
+        length = close + 1 - i;
+        const inner = original.slice(i + 2, close);
+        const split = inner.indexOf(':-');
+        const name = split === -1 ? inner : inner.slice(0, split);
+        const source = original.slice(i, close + 1);
+        reference = NAME.test(name)
+          ? { offset: i, source, name, ...(split === -1 ? {} : { fallback: inner.slice(split + 2) }) }
+          : { offset: i, source, literal: source, malformed: true };
+      }
+    }
+    if (reference) {
+      const token = `${marker}${references.size}__`;
+      references.set(token, { token, ...reference });
+      out += original.slice(last, i);
+      shifts.push({
+        originalStart: i,
+        originalEnd: i + length,
+        newStart: out.length,
+        newEnd: out.length + token.length,
+      });
+      out += token;
+      last = i + length;
+      i = original.indexOf('$', last);
+    } else {
+      i = original.indexOf('$', i + 1);
+    }
+  }
+  out += original.slice(last);
+  return {
+    text: out,
+    references,
+    marker,
+    toOriginalOffset(offset) {
+      let delta = 0;
+      for (const s of shifts) {
+        if (offset < s.newStart) break;
+        if (offset < s.newEnd) return s.originalStart;
+        delta = s.originalEnd - s.newEnd;
+      }
+      return offset + delta;
+    },
+  };
+}

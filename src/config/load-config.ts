@@ -1,0 +1,157 @@
+import { readFile } from 'node:fs/promises';
+
+import { type CompiledRules, compileRules } from '../rules/compile-rules.js';
+import { type ConfigPath, documentToJs, locatePath, parseConfigDocument } from './config-document.js';
+import { ConfigError, type ConfigIssue } from './config-error.js';
+import { type BridgeConfig, configSchema } from './config-schema.js';
+import { describeZodIssues, type SchemaProblem } from './describe-zod-issues.js';
+import { type Env, interpolateEnv, type MissingVariable } from './interpolate-env.js';
+
+export interface LoadedConfig {
+  /** The file it came from, as given. */
+  file: string;
+  config: BridgeConfig;
+  rules: CompiledRules;
+  /** Variables that were unset and replaced by placeholders (only with `allowMissingEnv`). */
+  missingEnv: MissingVariable[];
+}
+
+export interface LoadOptions {
+  /** Defaults to process.env. */
+  env?: Env;
+  /**
+   * Let unset `${VAR}`s through as placeholders (for `validate` before deploying). Problems
+   * that only a real value could settle are not reported; everything else is checked.
+   */
+  allowMissingEnv?: boolean;
+}
+
+/** Reads, validates and compiles a config file; throws ConfigError listing every problem. */
+export async function loadConfig(path: string, options: LoadOptions = {}): Promise<LoadedConfig> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why =
+      code === 'ENOENT'
+        ? 'the file does not exist: check the path, or copy config/bridge.example.yaml'
+        : code === 'EISDIR'
+          ? 'it is a directory, not a file'
+          : `it cannot be read (${code ?? 'unknown error'})`;
+    throw new ConfigError(
+      [{ file: path, line: 1, column: 1, path: '', message: `cannot load the config: ${why}` }],
+      {
+        cause: error,
+      },
+    );
+  }
+  return parseConfigText(text, { fileName: path, ...options });
+}
+
+/** Placeholder values tried, in order, where an unset variable's value fails validation. */
+const PLACEHOLDERS = [
+  'https://placeholder.invalid/',
+  'redis://placeholder.invalid:6379',
+  '1',
+  '1s',
+  'placeholder',
+];
+
+/** Validates and compiles config text (tests and hot reload use this directly). */
+export function parseConfigText(text: string, options: LoadOptions & { fileName: string }): LoadedConfig {
+  const fileName = options.fileName;
+  const parsed = parseConfigDocument(text, fileName);
+  if (!parsed.document) {
+    throw new ConfigError(parsed.issues, { cause: parsed.yamlErrors[0] });
+  }
+  const document = parsed.document;
+  const interpolation = interpolateEnv(document, options.env ?? process.env, {
+    allowMissing: options.allowMissingEnv ?? false,
+  });
+  const js = documentToJs(document);
+  if ('issue' in js) throw new ConfigError([js.issue, ...interpolation.issues]);
+
+  const toIssue = (problem: SchemaProblem): ConfigIssue => ({
+    file: fileName,
+    ...locatePath(document, problem.path, { atKey: problem.atKey }),
+    path: problem.path.join('.'),
+    message: problem.message,
+  });
+
+  const missing = interpolation.missing;
+  const value = js.value;
+  const placeholderIndex = new Map<string, number>();
+  let result = configSchema.safeParse(value, { reportInput: true });
+  let problems = result.success ? [] : describeZodIssues(result.error.issues);
+  // With allowMissingEnv, swap in other placeholders where the literal `${VAR}` failed (a URL or
+  // a port), so the rest of the file is still checked. Bounded by the number of placeholders.
+  const allowMissing = options.allowMissingEnv ?? false;
+  for (
+    let round = 0;
+    allowMissing && round < PLACEHOLDERS.length && !result.success && missing.length > 0;
+    round++
+  ) {
+    let changed = false;
+    for (const variable of missing) {
+      if (!problems.some((p) => startsWith(p.path, variable.path))) continue;
+      const key = variable.path.join('.');
+      const next = placeholderIndex.get(key) ?? 0;
+      const placeholder = PLACEHOLDERS[next];
+      if (placeholder === undefined) continue;
+      placeholderIndex.set(key, next + 1);
+      setAtPath(value, variable.path, placeholder);
+      changed = true;
+    }
+    if (!changed) break;
+    result = configSchema.safeParse(value, { reportInput: true });
+    problems = result.success ? [] : describeZodIssues(result.error.issues);
+  }
+
+  const issues: ConfigIssue[] = [...interpolation.issues];
+  for (const problem of problems) {
+    const variable = missing.find((m) => startsWith(problem.path, m.path));
+    // Without allowMissing the unset variable is already reported; its value says nothing more.
+    if (variable && !allowMissing) continue;
+    issues.push(
+      toIssue(
+        variable
+          ? { ...problem, message: `${problem.message} (from \${${variable.name}}, which is not set)` }
+          : problem,
+      ),
+    );
+  }
+  if (!result.success) throw new ConfigError(issues, { cause: result.error });
+
+  const compiled = compileRules(result.data);
+  for (const problem of compiled.problems) issues.push(toIssue({ ...problem, atKey: false }));
+  if (issues.length > 0) throw new ConfigError(dedupe(issues));
+
+  return { file: fileName, config: result.data, rules: compiled.rules, missingEnv: missing };
+}
+
+function startsWith(path: ConfigPath, prefix: ConfigPath): boolean {
+  return prefix.length <= path.length && prefix.every((segment, i) => String(path[i]) === String(segment));
+}
+
+function setAtPath(root: unknown, path: ConfigPath, value: unknown): void {
+  let node = root;
+  for (let i = 0; i < path.length - 1; i++) {
+    if (node === null || typeof node !== 'object') return;
+    node = (node as Record<string | number, unknown>)[path[i] as string | number];
+  }
+  const last = path[path.length - 1];
+  if (node !== null && typeof node === 'object' && last !== undefined) {
+    (node as Record<string | number, unknown>)[last] = value;
+  }
+}
+
+function dedupe(issues: ConfigIssue[]): ConfigIssue[] {
+  const seen = new Set<string>();
+  return issues.filter((issue) => {
+    const key = `${issue.line}:${issue.column}:${issue.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}

@@ -1,0 +1,425 @@
+import { RE2JS } from 're2js';
+import type { BridgeConfig, ChannelConfig, ChannelKind } from '../config/config-schema.js';
+import { EVENT_KINDS, type EventKind } from '../events/conversation-event.js';
+import { type BusinessHours, compileBusinessHours } from './business-hours.js';
+import { createKeywordIndexBuilder, type KeywordIndex } from './keyword-index.js';
+import type { RuleOutcome } from './plan.js';
+import type { ActionConfig, ConditionConfig } from './rule-schema.js';
+import { type CompiledTemplate, compileTemplate } from './template.js';
+
+/**
+ * Turns validated rule config into data the evaluator can run quickly: conditions as trees,
+ * templates pre-parsed, regexes compiled (RE2, linear time), and every keyword of every rule in
+ * one index. Also checks what only the whole config can tell: destinations exist, template
+ * fields exist and have a value source, business hours are configured where used.
+ */
+
+export type FieldName = 'engine' | 'channel_id' | 'channel_name' | 'sender' | 'content_type';
+
+export type CompiledCondition =
+  | { type: 'all'; items: CompiledCondition[] }
+  | { type: 'any'; items: CompiledCondition[] }
+  | { type: 'not'; item: CompiledCondition }
+  | { type: 'field'; field: FieldName; values: string[]; normalized: ReadonlySet<string> }
+  | { type: 'flag'; flag: 'has_media' | 'need_human' | 'first_message'; value: boolean }
+  | { type: 'business_hours'; want: 'open' | 'closed' }
+  | { type: 'keywords'; mode: 'any' | 'all'; keywords: { id: number; text: string }[] }
+  | { type: 'regex'; source: string; re: RE2JS };
+
+export type CompiledAction =
+  | { type: 'note'; template: CompiledTemplate }
+  | { type: 'need_human' }
+  | {
+      type: 'reply';
+      text: CompiledTemplate | null;
+      media: {
+        url: string;
+        type: 'image' | 'video' | 'audio' | 'document';
+        name: string | undefined;
+        caption: CompiledTemplate | undefined;
+        mimeType: string | undefined;
+      } | null;
+      onceMs: number | null;
+      replyToMessage: boolean;
+    }
+  | { type: 'forward'; destination: string }
+  | { type: 'after'; delayMs: number; unless: EventKind[]; actions: CompiledAction[] };
+
+export interface CompiledRule {
+  index: number;
+  name: string;
+  on: ReadonlySet<EventKind>;
+  onText: string;
+  condition: CompiledCondition | null;
+  actions: CompiledAction[];
+  stop: boolean;
+  cooldownMs: number | null;
+  /** Keyword ids of which at least one must be in the text for the rule to match; null: no such gate. */
+  gate: number[] | null;
+}
+
+interface KindTable {
+  /** Outcome of each rule when it is not evaluated (wrong kind, or none of its gate keywords). */
+  defaults: RuleOutcome[];
+  /** Rules of this kind without a keyword gate: always evaluated. */
+  always: number[];
+  /** Keyword id -> rules of this kind gated on it. */
+  gated: Map<number, number[]>;
+}
+
+export interface CompiledRules {
+  timezone: string;
+  businessHours: BusinessHours | null;
+  channels: readonly ChannelConfig[];
+  replyWindow: { appliesTo: readonly ChannelKind[]; hours: number; whenClosed: CompiledAction[] };
+  keywordIndex: KeywordIndex;
+  rules: CompiledRule[];
+  byKind: Readonly<Record<EventKind, KindTable>>;
+}
+
+export interface CompileProblem {
+  path: (string | number)[];
+  message: string;
+}
+
+type Path = (string | number)[];
+
+export function compileRules(config: BridgeConfig): { rules: CompiledRules; problems: CompileProblem[] } {
+  const problems: CompileProblem[] = [];
+  const keywords = createKeywordIndexBuilder();
+  const destinations = Object.keys(config.destinations);
+
+  const compileAction = (
+    action: ActionConfig,
+    path: Path,
+    uses: ConditionUses | null,
+  ): CompiledAction | null => {
+    const template = (source: string, at: Path): CompiledTemplate | undefined => {
+      const compiled = compileTemplate(source);
+      if ('errors' in compiled) {
+        for (const message of compiled.errors)
+          problems.push({ path: at, message: `${at.join('.')}: ${message}` });
+        return undefined;
+      }
+      if (uses) checkMatchFields(compiled, at, uses, problems, null);
+      return compiled;
+    };
+    switch (action.type) {
+      case 'note': {
+        const t = template(action.text, [...path, 'note']);
+        return t ? { type: 'note', template: t } : null;
+      }
+      case 'need_human':
+        return { type: 'need_human' };
+      case 'forward':
+        if (!destinations.includes(action.destination)) {
+          problems.push({
+            path: [...path, 'forward'],
+            message: `${[...path, 'forward'].join('.')}: unknown destination "${action.destination}": define it under destinations:${destinations.length > 0 ? ` (defined: ${destinations.join(', ')})` : ''}`,
+          });
+          return null;
+        }
+        return { type: 'forward', destination: action.destination };
+      case 'reply': {
+        const r = action.reply;
+        const text = r.text !== undefined ? template(r.text, [...path, 'reply', 'text']) : undefined;
+        const caption =
+          r.media?.caption !== undefined
+            ? template(r.media.caption, [...path, 'reply', 'media', 'caption'])
+            : undefined;
+        return {
+          type: 'reply',
+          text: text ?? null,
+          media: r.media
+            ? {
+                url: r.media.url,
+                type: r.media.type,
+                name: r.media.name,
+                caption,
+                mimeType: r.media.mimeType,
+              }
+            : null,
+          onceMs: r.oncePerConversationMs ?? null,
+          replyToMessage: r.replyToMessage,
+        };
+      }
+      case 'after':
+        return {
+          type: 'after',
+          delayMs: action.delayMs,
+          unless: action.unless,
+          actions: action.actions
+            .map((child, j) => compileAction(child, [...path, 'then', j], uses))
+            .filter((a): a is CompiledAction => a !== null),
+        };
+    }
+  };
+
+  // reply_window.when_closed: checked once without a rule; `match.*` is checked per rule below.
+  const whenClosed: CompiledAction[] = [];
+  config.replyWindow.whenClosed.forEach((action, k) => {
+    const path: Path = ['reply_window', 'when_closed', k];
+    if (action.type === 'reply') {
+      problems.push({
+        path: [...path, 'reply'],
+        message: `${path.join('.')}.reply: when_closed runs because a reply cannot be sent; use note, need_human or forward`,
+      });
+      return;
+    }
+    const compiled = compileAction(action, path, null);
+    if (compiled) whenClosed.push(compiled);
+  });
+
+  const seenNames = new Map<string, number>();
+  const rules: CompiledRule[] = config.rules.map((rule, index) => {
+    const path: Path = ['rules', index];
+    const earlier = seenNames.get(rule.name);
+    if (earlier !== undefined) {
+      problems.push({
+        path: [...path, 'name'],
+        message: `rules.${index}.name: "${rule.name}" is already the name of rules.${earlier}: names must be unique (they key once-marks and cooldowns)`,
+      });
+    } else {
+      seenNames.set(rule.name, index);
+    }
+    const uses: ConditionUses = { keywords: false, regex: false };
+    const condition = rule.if
+      ? compileCondition(rule.if, [...path, 'if'], { config, keywords, problems, uses })
+      : null;
+    const actions = rule.actions
+      .map((action, j) => compileAction(action, [...path, 'then', j], uses))
+      .filter((a): a is CompiledAction => a !== null);
+    if (hasReply(actions)) {
+      config.replyWindow.whenClosed.forEach((action, k) => {
+        const at: Path = ['reply_window', 'when_closed', k];
+        for (const [source, p] of actionTemplates(action, at)) {
+          const compiled = compileTemplate(source);
+          if (!('errors' in compiled)) checkMatchFields(compiled, p, uses, problems, rule.name);
+        }
+      });
+    }
+    const on = new Set(rule.on);
+    return {
+      index,
+      name: rule.name,
+      on,
+      onText: rule.on.join(', '),
+      condition,
+      actions,
+      stop: rule.stop,
+      cooldownMs: rule.cooldownMs ?? null,
+      gate: condition ? keywordGate(condition) : null,
+    };
+  });
+
+  const keywordIndex = keywords.build();
+  const byKind = Object.fromEntries(
+    EVENT_KINDS.map((kind) => [kind, buildKindTable(kind, rules, keywordIndex)]),
+  ) as Record<EventKind, KindTable>;
+
+  return {
+    rules: {
+      timezone: config.timezone,
+      businessHours: config.businessHours
+        ? compileBusinessHours(config.businessHours.weekly, config.businessHours.holidays, config.timezone)
+        : null,
+      channels: config.channels,
+      replyWindow: { appliesTo: config.replyWindow.appliesTo, hours: config.replyWindow.hours, whenClosed },
+      keywordIndex,
+      rules,
+      byKind,
+    },
+    problems,
+  };
+}
+
+interface ConditionUses {
+  keywords: boolean;
+  regex: boolean;
+}
+
+interface ConditionContext {
+  config: BridgeConfig;
+  keywords: ReturnType<typeof createKeywordIndexBuilder>;
+  problems: CompileProblem[];
+  uses: ConditionUses;
+}
+
+const FIELD_KEYS: readonly FieldName[] = ['engine', 'channel_id', 'channel_name', 'sender', 'content_type'];
+
+function normalizeValue(field: FieldName, value: string): string {
+  return field === 'channel_id' ? value : value.trim().toLowerCase();
+}
+
+function compileCondition(cond: ConditionConfig, path: Path, ctx: ConditionContext): CompiledCondition {
+  const items: CompiledCondition[] = [];
+  for (const field of FIELD_KEYS) {
+    const values = cond[field];
+    if (values) {
+      items.push({
+        type: 'field',
+        field,
+        values,
+        normalized: new Set(values.map((v) => normalizeValue(field, v))),
+      });
+    }
+  }
+  for (const flag of ['has_media', 'need_human', 'first_message'] as const) {
+    const value = cond[flag];
+    if (value !== undefined) items.push({ type: 'flag', flag, value });
+  }
+  if (cond.business_hours !== undefined) {
+    if (!ctx.config.businessHours) {
+      ctx.problems.push({
+        path: [...path, 'business_hours'],
+        message: `${[...path, 'business_hours'].join('.')}: the config has no business_hours section; add one with weekly: hours`,
+      });
+    }
+    items.push({ type: 'business_hours', want: cond.business_hours });
+  }
+  if (cond.text) {
+    const { any_keywords, all_keywords, regex } = cond.text;
+    for (const [mode, list] of [
+      ['any', any_keywords],
+      ['all', all_keywords],
+    ] as const) {
+      if (!list) continue;
+      ctx.uses.keywords = true;
+      items.push({
+        type: 'keywords',
+        mode,
+        keywords: list.map((text) => ({ id: ctx.keywords.add(text), text })),
+      });
+    }
+    if (regex !== undefined) {
+      ctx.uses.regex = true;
+      items.push({ type: 'regex', source: regex, re: RE2JS.compile(regex) });
+    }
+  }
+  if (cond.all)
+    items.push({ type: 'all', items: cond.all.map((c, k) => compileCondition(c, [...path, 'all', k], ctx)) });
+  if (cond.any)
+    items.push({ type: 'any', items: cond.any.map((c, k) => compileCondition(c, [...path, 'any', k], ctx)) });
+  if (cond.not) items.push({ type: 'not', item: compileCondition(cond.not, [...path, 'not'], ctx) });
+  const only = items[0];
+  return items.length === 1 && only ? only : { type: 'all', items };
+}
+
+/**
+ * Keywords of which at least one must occur for the condition to hold, or null when it can hold
+ * without any (a `not`, a field test alone). Lets the evaluator skip most rules of a large set
+ * by one index lookup.
+ */
+function keywordGate(cond: CompiledCondition): number[] | null {
+  switch (cond.type) {
+    case 'keywords':
+      return cond.keywords.map((k) => k.id);
+    case 'all': {
+      let best: number[] | null = null;
+      for (const item of cond.items) {
+        const gate = keywordGate(item);
+        if (gate && (best === null || gate.length < best.length)) best = gate;
+      }
+      return best;
+    }
+    case 'any': {
+      const union = new Set<number>();
+      for (const item of cond.items) {
+        const gate = keywordGate(item);
+        if (!gate) return null;
+        for (const id of gate) union.add(id);
+      }
+      return [...union];
+    }
+    default:
+      return null;
+  }
+}
+
+const MAX_LISTED = 8;
+
+/** "[refund, komplain, kecewa]" or "[a, b, ... (+12 more)]". */
+export function listForReason(items: readonly string[]): string {
+  const shown = items.slice(0, MAX_LISTED).join(', ');
+  return items.length > MAX_LISTED ? `[${shown}, ... (+${items.length - MAX_LISTED} more)]` : `[${shown}]`;
+}
+
+function buildKindTable(kind: EventKind, rules: readonly CompiledRule[], index: KeywordIndex): KindTable {
+  const defaults: RuleOutcome[] = [];
+  const always: number[] = [];
+  const gated = new Map<number, number[]>();
+  for (const rule of rules) {
+    if (!rule.on.has(kind)) {
+      defaults.push(
+        Object.freeze({
+          rule: rule.name,
+          status: 'not_matched',
+          reason: `event kind is ${kind}, rule is on ${rule.onText}`,
+          notes: [],
+          cooldownMs: null,
+        }),
+      );
+    } else if (rule.gate) {
+      const phrases = rule.gate.map((id) => index.phrases[id] ?? '');
+      defaults.push(
+        Object.freeze({
+          rule: rule.name,
+          status: 'not_matched',
+          reason: `text has none of the keywords ${listForReason(phrases)}`,
+          notes: [],
+          cooldownMs: null,
+        }),
+      );
+      for (const id of rule.gate) {
+        const list = gated.get(id);
+        if (list) list.push(rule.index);
+        else gated.set(id, [rule.index]);
+      }
+    } else {
+      defaults.push(
+        Object.freeze({
+          rule: rule.name,
+          status: 'not_matched',
+          reason: 'not evaluated',
+          notes: [],
+          cooldownMs: null,
+        }),
+      );
+      always.push(rule.index);
+    }
+  }
+  return { defaults, always, gated };
+}
+
+function hasReply(actions: readonly CompiledAction[]): boolean {
+  return actions.some((a) => a.type === 'reply' || (a.type === 'after' && hasReply(a.actions)));
+}
+
+function actionTemplates(action: ActionConfig, path: Path): [string, Path][] {
+  if (action.type === 'note') return [[action.text, [...path, 'note']]];
+  return [];
+}
+
+function checkMatchFields(
+  template: CompiledTemplate,
+  path: Path,
+  uses: ConditionUses,
+  problems: CompileProblem[],
+  ruleName: string | null,
+): void {
+  const forRule = ruleName ? ` (used by rule "${ruleName}", which replies)` : '';
+  for (const field of template.fields) {
+    if ((field === 'match.keyword' || field === 'match.keywords') && !uses.keywords) {
+      problems.push({
+        path,
+        message: `${path.join('.')}: {{${field}}} needs a keyword test (text: any_keywords or all_keywords) in the rule's if${forRule}`,
+      });
+    }
+    if (field === 'match.regex_match' && !uses.regex) {
+      problems.push({
+        path,
+        message: `${path.join('.')}: {{${field}}} needs a text: regex test in the rule's if${forRule}`,
+      });
+    }
+  }
+}

@@ -1,0 +1,426 @@
+import { formatDuration } from '../config/duration.js';
+import { type ConversationEvent, customerName } from '../events/conversation-event.js';
+import { type BusinessHoursState, businessHoursAt } from './business-hours.js';
+import {
+  type CompiledAction,
+  type CompiledCondition,
+  type CompiledRule,
+  type CompiledRules,
+  listForReason,
+} from './compile-rules.js';
+import { findKeywords } from './keyword-index.js';
+import { normalizeWords } from './normalize-text.js';
+import type { ConversationFacts, Plan, PlannedAction, ReplyWindowPlan, RuleOutcome } from './plan.js';
+import { replyWindow } from './reply-window.js';
+import { renderTemplate, type TemplateContext } from './template.js';
+
+/**
+ * Decides what to do for one event: every rule's outcome with a reason, and the actions in
+ * order with templates rendered. Pure: no I/O, the clock is `now`, the conversation's history is
+ * `facts`. The worker carries out the plan exactly once.
+ */
+export function evaluateRules(
+  rules: CompiledRules,
+  event: ConversationEvent,
+  facts: ConversationFacts,
+  now: Date,
+): Plan {
+  const table = rules.byKind[event.kind];
+  const actions: PlannedAction[] = [];
+  // Outcomes of the rules that were evaluated; the others keep their precomputed outcome
+  // (wrong kind, or none of their keywords in the text).
+  const evaluated = new Map<number, RuleOutcome>();
+  let stoppedBy: CompiledRule | undefined;
+  const words = normalizeWords(event.caption === '' ? event.text : `${event.text}\n${event.caption}`);
+  const found = findKeywords(rules.keywordIndex, words);
+
+  // Candidates: rules of this kind without a keyword gate, plus those whose gate keyword occurs.
+  let candidates = table.always;
+  if (found.size > 0 && table.gated.size > 0) {
+    const set = new Set(table.always);
+    for (const id of found.keys()) for (const index of table.gated.get(id) ?? []) set.add(index);
+    candidates = [...set].sort((a, b) => a - b);
+  }
+  if (candidates.length > 0) {
+    const ctx: EvalContext = {
+      rules,
+      event,
+      facts,
+      now,
+      found,
+      lastCustomerMessageAt: lastCustomerMessageAt(event, facts),
+      hours: undefined,
+    };
+    for (const index of candidates) {
+      const rule = rules.rules[index];
+      if (!rule) continue;
+      const result = evaluateRule(rule, ctx, actions);
+      evaluated.set(index, result.outcome);
+      if (result.stops) {
+        stoppedBy = rule;
+        break;
+      }
+    }
+  }
+  return withLazyOutcomes(actions, () => {
+    const outcomes = table.defaults.slice();
+    for (const [index, outcome] of evaluated) outcomes[index] = outcome;
+    if (stoppedBy) {
+      const reason = `skipped: an earlier rule '${stoppedBy.name}' has stop: true`;
+      for (let later = stoppedBy.index + 1; later < outcomes.length; later++) {
+        const name = rules.rules[later]?.name ?? '';
+        outcomes[later] = { rule: name, status: 'not_matched', reason, notes: [], cooldownMs: null };
+      }
+    }
+    return outcomes;
+  });
+}
+
+/**
+ * The outcome list has one entry per rule, so building it costs O(rules) even when the keyword
+ * index ruled out all but a few. It is built on first read (then kept), so an event's cost grows
+ * with its text, not with the size of the rule set, unless someone reads every outcome. It is an
+ * ordinary enumerable property to callers: JSON.stringify and spreading see it.
+ */
+function withLazyOutcomes(actions: PlannedAction[], build: () => RuleOutcome[]): Plan {
+  let outcomes: RuleOutcome[] | undefined;
+  return {
+    actions,
+    get outcomes() {
+      outcomes ??= build();
+      return outcomes;
+    },
+    set outcomes(value: RuleOutcome[]) {
+      outcomes = value;
+    },
+  };
+}
+
+interface EvalContext {
+  rules: CompiledRules;
+  event: ConversationEvent;
+  facts: ConversationFacts;
+  now: Date;
+  found: ReadonlyMap<number, number>;
+  lastCustomerMessageAt: Date | null;
+  hours: BusinessHoursState | undefined;
+}
+
+interface MatchInfo {
+  keyword: string;
+  keywordPosition: number;
+  keywords: string[];
+  regexMatch: string;
+}
+
+interface TestResult {
+  ok: boolean;
+  reason: string;
+}
+
+function lastCustomerMessageAt(event: ConversationEvent, facts: ConversationFacts): Date | null {
+  if (event.kind !== 'message_in') return facts.lastCustomerMessageAt;
+  const occurred = new Date(event.occurredAt);
+  const known = facts.lastCustomerMessageAt;
+  return known === null || occurred.getTime() > known.getTime() ? occurred : known;
+}
+
+function evaluateRule(
+  rule: CompiledRule,
+  ctx: EvalContext,
+  actions: PlannedAction[],
+): { outcome: RuleOutcome; stops: boolean } {
+  const match: MatchInfo = {
+    keyword: '',
+    keywordPosition: Number.POSITIVE_INFINITY,
+    keywords: [],
+    regexMatch: '',
+  };
+  const test = rule.condition
+    ? evaluateCondition(rule.condition, ctx, match)
+    : { ok: true, reason: `no conditions: every ${rule.onText} event` };
+  if (!test.ok) return { outcome: notMatched(rule, test.reason), stops: false };
+
+  if (rule.cooldownMs !== null) {
+    const last = parseInstant(ctx.facts.cooldowns?.[rule.name]);
+    if (last !== null && ctx.now.getTime() - last < rule.cooldownMs) {
+      const reason = `suppressed: cooldown ${formatDuration(rule.cooldownMs)} (last fired ${formatDuration(ctx.now.getTime() - last)} ago)`;
+      return { outcome: notMatched(rule, reason), stops: false };
+    }
+  }
+
+  const notes: string[] = [];
+  const suppressed: string[] = [];
+  const planned: PlannedAction[] = [];
+  const templateContext = buildTemplateContext(rule, ctx, match);
+  rule.actions.forEach((action, i) => {
+    const id = `${rule.name}#${i}`;
+    if (action.type === 'reply' && action.onceMs !== null) {
+      const last = parseInstant(ctx.facts.onceMarks[id]);
+      if (last !== null && ctx.now.getTime() - last < action.onceMs) {
+        const text = `suppressed: once_per_conversation ${formatDuration(action.onceMs)} (last ${formatDuration(ctx.now.getTime() - last)} ago)`;
+        suppressed.push(text);
+        notes.push(`action ${id} (reply) ${text}`);
+        return;
+      }
+    }
+    planned.push(...planAction(action, id, rule, ctx, templateContext, notes, true));
+  });
+  if (planned.length === 0 && suppressed.length > 0) {
+    return { outcome: notMatched(rule, suppressed.join('; ')), stops: false };
+  }
+  actions.push(...planned);
+  return {
+    outcome: { rule: rule.name, status: 'matched', reason: test.reason, notes, cooldownMs: rule.cooldownMs },
+    stops: rule.stop,
+  };
+}
+
+function notMatched(rule: CompiledRule, reason: string): RuleOutcome {
+  return { rule: rule.name, status: 'not_matched', reason, notes: [], cooldownMs: null };
+}
+
+function parseInstant(iso: string | undefined): number | null {
+  if (iso === undefined) return null;
+  const t = Date.parse(iso);
+  return Number.isNaN(t) ? null : t;
+}
+
+function buildTemplateContext(rule: CompiledRule, ctx: EvalContext, match: MatchInfo): TemplateContext {
+  const window = replyWindow(ctx.rules, ctx.event.channel, ctx.lastCustomerMessageAt, ctx.now);
+  return {
+    event: ctx.event,
+    rule: { name: rule.name },
+    match: { keyword: match.keyword, keywords: match.keywords.join(', '), regexMatch: match.regexMatch },
+    customer: { name: customerName(ctx.event) },
+    window: {
+      closedFor:
+        window.closedForMs === null ? (window.applies ? 'unknown' : '') : formatDuration(window.closedForMs),
+      hours: ctx.rules.replyWindow.hours,
+    },
+    conversation: { id: ctx.event.conversationId },
+  };
+}
+
+/**
+ * One configured action as planned actions. A reply whose window is already closed becomes the
+ * when_closed actions (only at the top level: a timer's reply is re-checked when it fires).
+ */
+function planAction(
+  action: CompiledAction,
+  id: string,
+  rule: CompiledRule,
+  ctx: EvalContext,
+  tc: TemplateContext,
+  notes: string[],
+  topLevel: boolean,
+): PlannedAction[] {
+  switch (action.type) {
+    case 'note':
+      return [{ id, rule: rule.name, type: 'note', text: renderTemplate(action.template, tc) }];
+    case 'need_human':
+      return [{ id, rule: rule.name, type: 'need_human' }];
+    case 'forward':
+      return [{ id, rule: rule.name, type: 'forward', destination: action.destination }];
+    case 'after':
+      return [
+        {
+          id,
+          rule: rule.name,
+          type: 'timer',
+          delayMs: action.delayMs,
+          unless: action.unless,
+          actions: action.actions.flatMap((child, j) =>
+            planAction(child, `${id}.${j}`, rule, ctx, tc, notes, false),
+          ),
+        },
+      ];
+    case 'reply': {
+      const state = replyWindow(ctx.rules, ctx.event.channel, ctx.lastCustomerMessageAt, ctx.now);
+      const whenClosed = ctx.rules.replyWindow.whenClosed.flatMap((closedAction, j) =>
+        planAction(closedAction, `${id}~closed.${j}`, rule, ctx, tc, notes, false),
+      );
+      if (topLevel && state.applies && !state.open) {
+        const since =
+          state.closedForMs === null
+            ? 'no customer message known'
+            : `closed ${formatDuration(state.closedForMs)} ago`;
+        notes.push(
+          `action ${id} (reply): the ${ctx.rules.replyWindow.hours}-hour reply window of this ${state.channelKind} conversation is closed (${since}); when_closed actions planned instead`,
+        );
+        return whenClosed;
+      }
+      const window: ReplyWindowPlan = {
+        applies: state.applies,
+        channelKind: state.channelKind,
+        hours: ctx.rules.replyWindow.hours,
+        closesAt: state.closesAt,
+      };
+      const message = action.media
+        ? {
+            media: {
+              url: action.media.url,
+              type: action.media.type,
+              ...(action.media.name !== undefined ? { name: action.media.name } : {}),
+              ...(action.media.caption !== undefined
+                ? { caption: renderTemplate(action.media.caption, tc) }
+                : {}),
+              ...(action.media.mimeType !== undefined ? { mimeType: action.media.mimeType } : {}),
+            },
+          }
+        : { text: action.text ? renderTemplate(action.text, tc) : '' };
+      return [
+        {
+          id,
+          rule: rule.name,
+          type: 'reply',
+          message,
+          replyToMessageId: action.replyToMessage ? ctx.event.messageId : null,
+          once: action.onceMs !== null ? { key: id, ttlMs: action.onceMs } : null,
+          window,
+          whenClosed,
+        },
+      ];
+    }
+  }
+}
+
+function evaluateCondition(cond: CompiledCondition, ctx: EvalContext, match: MatchInfo): TestResult {
+  switch (cond.type) {
+    case 'all': {
+      const reasons: string[] = [];
+      for (const item of cond.items) {
+        const result = evaluateCondition(item, ctx, match);
+        if (!result.ok) return result;
+        reasons.push(result.reason);
+      }
+      return { ok: true, reason: reasons.join('; ') };
+    }
+    case 'any': {
+      const reasons: string[] = [];
+      for (const item of cond.items) {
+        const result = evaluateCondition(item, ctx, match);
+        if (result.ok) return { ok: true, reason: `any: ${result.reason}` };
+        reasons.push(result.reason);
+      }
+      return { ok: false, reason: `none of any: matched (${reasons.join('; ')})` };
+    }
+    case 'not': {
+      // Match details found under `not` describe what did not happen; do not leak them.
+      const scratch: MatchInfo = {
+        keyword: '',
+        keywordPosition: Number.POSITIVE_INFINITY,
+        keywords: [],
+        regexMatch: '',
+      };
+      const result = evaluateCondition(cond.item, ctx, scratch);
+      return result.ok
+        ? { ok: false, reason: `not: ${result.reason}` }
+        : { ok: true, reason: `not: ${result.reason}` };
+    }
+    case 'field':
+      return fieldTest(cond.field, cond.values, cond.normalized, ctx.event);
+    case 'flag':
+      return flagTest(cond.flag, cond.value, ctx);
+    case 'business_hours': {
+      if (!ctx.rules.businessHours) return { ok: false, reason: 'no business hours configured' };
+      ctx.hours ??= businessHoursAt(ctx.rules.businessHours, ctx.now);
+      const state = ctx.hours.open ? 'open' : 'closed';
+      return { ok: state === cond.want, reason: `business hours are ${state} (${ctx.hours.label})` };
+    }
+    case 'keywords': {
+      const hits = cond.keywords.filter((k) => ctx.found.has(k.id));
+      if (cond.mode === 'any' ? hits.length === 0 : hits.length < cond.keywords.length) {
+        if (cond.mode === 'any') {
+          return {
+            ok: false,
+            reason: `text has none of the keywords ${listForReason(cond.keywords.map((k) => k.text))}`,
+          };
+        }
+        const missing = cond.keywords.filter((k) => !ctx.found.has(k.id)).map((k) => k.text);
+        return { ok: false, reason: `text lacks the keywords ${listForReason(missing)} of all_keywords` };
+      }
+      for (const hit of hits) {
+        const position = ctx.found.get(hit.id) ?? Number.POSITIVE_INFINITY;
+        if (position < match.keywordPosition) {
+          match.keywordPosition = position;
+          match.keyword = hit.text;
+        }
+        if (!match.keywords.includes(hit.text)) match.keywords.push(hit.text);
+      }
+      const shown = hits.map((h) => `'${h.text}'`).join(', ');
+      return { ok: true, reason: `text has keyword${hits.length > 1 ? 's' : ''} ${shown}` };
+    }
+    case 'regex': {
+      const text = ctx.event.caption === '' ? ctx.event.text : `${ctx.event.text}\n${ctx.event.caption}`;
+      const matcher = cond.re.matcher(text);
+      if (!matcher.find()) return { ok: false, reason: `text does not match regex /${cond.source}/` };
+      const matched = matcher.group(0) ?? '';
+      if (match.regexMatch === '') match.regexMatch = matched;
+      return { ok: true, reason: `text matches regex /${cond.source}/ ("${truncate(matched, 40)}")` };
+    }
+  }
+}
+
+const FIELD_LABEL = {
+  engine: 'channel engine',
+  channel_id: 'channel id',
+  channel_name: 'channel name',
+  sender: 'sender',
+  content_type: 'content type',
+} as const;
+
+function fieldTest(
+  field: keyof typeof FIELD_LABEL,
+  values: readonly string[],
+  normalized: ReadonlySet<string>,
+  event: ConversationEvent,
+): TestResult {
+  const raw =
+    field === 'engine'
+      ? event.channel.engine
+      : field === 'channel_id'
+        ? event.channel.id
+        : field === 'channel_name'
+          ? event.channel.name
+          : field === 'sender'
+            ? event.senderName
+            : event.contentType;
+  const actual = raw ?? '';
+  const key = field === 'channel_id' ? actual : actual.trim().toLowerCase();
+  const shown = raw === null ? 'not given' : `"${truncate(actual, 40)}"`;
+  const wanted = values.length === 1 ? `"${values[0]}"` : listForReason(values.map((v) => `"${v}"`));
+  return normalized.has(key)
+    ? { ok: true, reason: `${FIELD_LABEL[field]} is ${shown}` }
+    : { ok: false, reason: `${FIELD_LABEL[field]} is ${shown}, rule wants ${wanted}` };
+}
+
+function flagTest(
+  flag: 'has_media' | 'need_human' | 'first_message',
+  want: boolean,
+  ctx: EvalContext,
+): TestResult {
+  let actual: boolean;
+  let yes: string;
+  let no: string;
+  if (flag === 'has_media') {
+    actual =
+      ctx.event.attachments.length > 0 ||
+      ['image', 'video', 'audio', 'document'].includes(ctx.event.contentType);
+    yes = 'the message has media';
+    no = 'the message has no media';
+  } else if (flag === 'need_human') {
+    actual = ctx.event.needHuman;
+    yes = 'the conversation is marked need_human';
+    no = 'the conversation is not marked need_human';
+  } else {
+    actual = ctx.facts.isFirstCustomerMessage;
+    yes = "this is the customer's first message";
+    no = "this is not the customer's first message";
+  }
+  return { ok: actual === want, reason: actual ? yes : no };
+}
+
+function truncate(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}

@@ -1,0 +1,74 @@
+import type { ChannelKind } from '../config/config-schema.js';
+import type { EventKind } from '../events/conversation-event.js';
+
+/**
+ * The contract between the rules (pure) and the worker (effects): what the worker knows about a
+ * conversation before the event, and the plan the evaluator returns.
+ */
+export interface ConversationFacts {
+  /** Before this event; for message_in events the evaluator uses max(this, event.occurredAt). */
+  lastCustomerMessageAt: Date | null;
+  isFirstCustomerMessage: boolean;
+  /** onceKey -> ISO time the once-action last ran in this conversation. */
+  onceMarks: Record<string, string>;
+  /** Rule name -> ISO time it last fired (rules with `cooldown`). */
+  cooldowns?: Record<string, string>;
+}
+
+export interface RuleOutcome {
+  rule: string;
+  status: 'matched' | 'not_matched';
+  /** Why, in words: "text has keyword 'refund'", "event kind is ai_reply, rule is on message_in". */
+  reason: string;
+  /** Remarks about single actions: a reply replaced by when_closed, a once-action suppressed. */
+  notes: readonly string[];
+  /** Set when the rule matched and has `cooldown`: the worker records the time under the rule name. */
+  cooldownMs: number | null;
+}
+
+export interface ReplyWindowPlan {
+  applies: boolean;
+  channelKind: ChannelKind | null;
+  hours: number;
+  /** ISO instant. */
+  closesAt: string | null;
+}
+
+export type ReplyMessage =
+  | { text: string }
+  | {
+      media: {
+        url: string;
+        type: 'image' | 'video' | 'audio' | 'document';
+        name?: string;
+        caption?: string;
+        mimeType?: string;
+      };
+    };
+
+export type PlannedAction = {
+  /** Stable: `${rule}#${index}`, `${rule}#${index}.${j}` for timer children, `${id}~closed.${j}`. */
+  id: string;
+  rule: string;
+} & (
+  | { type: 'note'; text: string }
+  | { type: 'need_human' }
+  | {
+      type: 'reply';
+      message: ReplyMessage;
+      replyToMessageId: string | null;
+      once: { key: string; ttlMs: number } | null;
+      window: ReplyWindowPlan;
+      /** reply_window.when_closed rendered for this event, for the worker's re-check before sending. */
+      whenClosed: PlannedAction[];
+    }
+  | { type: 'forward'; destination: string }
+  | { type: 'timer'; delayMs: number; unless: EventKind[]; actions: PlannedAction[] }
+);
+
+export interface Plan {
+  /** Every rule, in config order. */
+  outcomes: RuleOutcome[];
+  /** What to do, in order, templates rendered. */
+  actions: PlannedAction[];
+}

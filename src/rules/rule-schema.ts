@@ -1,0 +1,284 @@
+import { RE2JS } from 're2js';
+import { z } from 'zod';
+import { DURATION_HINT, DURATION_REGEX_SOURCE, parseDuration } from '../config/duration.js';
+import { EVENT_KINDS, type EventKind } from '../events/conversation-event.js';
+import { normalizeWords } from './normalize-text.js';
+
+/**
+ * The YAML shape of the rules language (snake_case as written). Validation of structure, value
+ * formats, regexes and media URLs happens here; cross references (destinations, template fields,
+ * business hours) are checked by compile-rules.ts, which sees the whole config.
+ */
+
+export const durationSchema = z
+  .string({ error: `expected ${DURATION_HINT}` })
+  .regex(new RegExp(DURATION_REGEX_SOURCE), { error: `expected ${DURATION_HINT}` })
+  .transform((text, ctx) => {
+    const ms = parseDuration(text);
+    if (ms === undefined) {
+      ctx.addIssue({ code: 'custom', message: `duration "${text}" is too large` });
+      return z.NEVER;
+    }
+    return ms;
+  })
+  .meta({ description: DURATION_HINT });
+
+/** One value or a non-empty list of them, read as a list. */
+export function oneOrMany<T extends z.ZodType<string>>(item: T) {
+  return z
+    .union([item, z.array(item).min(1, { error: 'must not be an empty list' })])
+    .transform((value): z.output<T>[] => (Array.isArray(value) ? value : [value]) as z.output<T>[]);
+}
+
+const nonEmpty = z.string().trim().min(1, { error: 'must not be empty' });
+const eventKindSchema = z.enum(EVENT_KINDS);
+
+const keywordSchema = z
+  .string()
+  .min(1, { error: 'must not be empty' })
+  .refine((k) => normalizeWords(k).length > 0, {
+    error: 'a keyword needs at least one letter or digit',
+  });
+const keywordListSchema = z.array(keywordSchema).min(1, { error: 'must list at least one keyword' });
+
+const regexSchema = z
+  .string()
+  .min(1, { error: 'must not be empty' })
+  .superRefine((pattern, ctx) => {
+    try {
+      RE2JS.compile(pattern);
+    } catch (error) {
+      const detail = error instanceof Error ? error.message : String(error);
+      ctx.addIssue({
+        code: 'custom',
+        message: `invalid regular expression (${detail}); the RE2 syntax is used: no lookaround or backreferences`,
+      });
+    }
+  });
+
+export const textConditionSchema = z
+  .strictObject({
+    any_keywords: keywordListSchema.optional(),
+    all_keywords: keywordListSchema.optional(),
+    regex: regexSchema.optional(),
+  })
+  .refine((t) => t.any_keywords !== undefined || t.all_keywords !== undefined || t.regex !== undefined, {
+    error: 'text needs any_keywords, all_keywords or regex',
+  });
+
+export interface ConditionConfig {
+  engine?: string[] | undefined;
+  channel_id?: string[] | undefined;
+  channel_name?: string[] | undefined;
+  sender?: string[] | undefined;
+  content_type?: string[] | undefined;
+  has_media?: boolean | undefined;
+  need_human?: boolean | undefined;
+  text?: z.output<typeof textConditionSchema> | undefined;
+  business_hours?: 'open' | 'closed' | undefined;
+  first_message?: boolean | undefined;
+  all?: ConditionConfig[] | undefined;
+  any?: ConditionConfig[] | undefined;
+  not?: ConditionConfig | undefined;
+}
+
+const CONDITION_KEYS = [
+  'engine',
+  'channel_id',
+  'channel_name',
+  'sender',
+  'content_type',
+  'has_media',
+  'need_human',
+  'text',
+  'business_hours',
+  'first_message',
+  'all',
+  'any',
+  'not',
+] as const;
+
+export const conditionSchema: z.ZodType<ConditionConfig> = z
+  .lazy(() =>
+    z
+      .strictObject({
+        engine: oneOrMany(nonEmpty).optional(),
+        channel_id: oneOrMany(nonEmpty).optional(),
+        channel_name: oneOrMany(nonEmpty).optional(),
+        sender: oneOrMany(nonEmpty).optional(),
+        content_type: oneOrMany(nonEmpty).optional(),
+        has_media: z.boolean().optional(),
+        need_human: z.boolean().optional(),
+        text: textConditionSchema.optional(),
+        business_hours: z.enum(['open', 'closed']).optional(),
+        first_message: z.boolean().optional(),
+        all: z.array(conditionSchema).min(1, { error: 'must list at least one condition' }).optional(),
+        any: z.array(conditionSchema).min(1, { error: 'must list at least one condition' }).optional(),
+        not: conditionSchema.optional(),
+      })
+      .refine((c) => CONDITION_KEYS.some((key) => c[key] !== undefined), {
+        error: `a condition needs at least one test: ${CONDITION_KEYS.join(', ')}`,
+      }),
+  )
+  .meta({ id: 'condition', description: 'Every test given must hold (all/any/not combine them).' });
+
+export const MEDIA_TYPES = ['image', 'video', 'audio', 'document'] as const;
+
+const httpsUrlSchema = z.string().superRefine((url, ctx) => {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed) {
+    ctx.addIssue({ code: 'custom', message: `"${url}" is not a URL: write a full https:// address` });
+  } else if (parsed.protocol !== 'https:') {
+    ctx.addIssue({
+      code: 'custom',
+      message: `media URL must use https (the platform fetches it from a public https address), got ${parsed.protocol.replace(':', '')}`,
+    });
+  }
+});
+
+export const mediaSchema = z
+  .strictObject({
+    url: httpsUrlSchema,
+    type: z.enum(MEDIA_TYPES),
+    name: nonEmpty.optional(),
+    caption: z.string().optional(),
+    mime_type: nonEmpty.optional(),
+  })
+  .transform((m) => ({
+    url: m.url,
+    type: m.type,
+    name: m.name,
+    caption: m.caption,
+    mimeType: m.mime_type,
+  }));
+
+export const replySchema = z
+  .strictObject({
+    text: z.string().min(1, { error: 'must not be empty' }).optional(),
+    media: mediaSchema.optional(),
+    once_per_conversation: durationSchema.optional(),
+    reply_to_message: z.boolean().optional(),
+  })
+  .superRefine((r, ctx) => {
+    if ((r.text === undefined) === (r.media === undefined)) {
+      ctx.addIssue({ code: 'custom', message: 'a reply needs exactly one of text or media' });
+    }
+  })
+  .transform((r) => ({
+    text: r.text,
+    media: r.media,
+    oncePerConversationMs: r.once_per_conversation,
+    replyToMessage: r.reply_to_message ?? false,
+  }));
+export type ReplyConfig = z.output<typeof replySchema>;
+
+export type ActionConfig =
+  | { type: 'note'; text: string }
+  | { type: 'need_human' }
+  | { type: 'reply'; reply: ReplyConfig }
+  | { type: 'forward'; destination: string }
+  | { type: 'after'; delayMs: number; unless: EventKind[]; actions: ActionConfig[] };
+
+const ACTION_KINDS = ['note', 'need_human', 'reply', 'forward', 'after'] as const;
+
+const simpleActionShape = {
+  note: z.string().min(1, { error: 'must not be empty' }).optional(),
+  need_human: z.literal(true, { error: 'write need_human: true' }).optional(),
+  reply: replySchema.optional(),
+  forward: nonEmpty.optional(),
+};
+
+function toAction(a: {
+  note?: string | undefined;
+  need_human?: true | undefined;
+  reply?: ReplyConfig | undefined;
+  forward?: string | undefined;
+}): ActionConfig {
+  if (a.note !== undefined) return { type: 'note', text: a.note };
+  if (a.need_human !== undefined) return { type: 'need_human' };
+  if (a.reply !== undefined) return { type: 'reply', reply: a.reply };
+  return { type: 'forward', destination: a.forward ?? '' };
+}
+
+function exactlyOneKind(present: readonly string[], allowed: readonly string[], ctx: z.RefinementCtx): void {
+  if (present.length !== 1) {
+    ctx.addIssue({
+      code: 'custom',
+      message:
+        present.length === 0
+          ? `an action needs one of ${allowed.join(', ')}`
+          : `an action does one thing; this one has ${present.join(' and ')}: split it into separate list items`,
+    });
+  }
+}
+
+/** Actions of a timer or of reply_window.when_closed: no nested timers. */
+export const simpleActionSchema = z
+  .strictObject(simpleActionShape)
+  .superRefine((a, ctx) => {
+    const present = ACTION_KINDS.filter((k) => k !== 'after' && a[k] !== undefined);
+    exactlyOneKind(present, ACTION_KINDS.slice(0, 4), ctx);
+  })
+  .transform(toAction)
+  .meta({ id: 'simple_action' });
+
+export const actionSchema = z
+  .strictObject({
+    ...simpleActionShape,
+    after: durationSchema.optional(),
+    unless: oneOrMany(eventKindSchema).optional(),
+    // biome-ignore lint/suspicious/noThenProperty: `then` is the word the rules language uses for a timer's actions.
+    then: z.array(simpleActionSchema).min(1, { error: 'must list at least one action' }).optional(),
+  })
+  .superRefine((a, ctx) => {
+    const present = ACTION_KINDS.filter((k) => a[k] !== undefined);
+    exactlyOneKind(present, ACTION_KINDS, ctx);
+    if (a.after !== undefined && a.then === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'a timer (after:) needs then: [actions to run when it fires]',
+      });
+    }
+    if (a.after === undefined && (a.then !== undefined || a.unless !== undefined)) {
+      ctx.addIssue({ code: 'custom', message: 'unless: and then: belong to a timer: add after: DURATION' });
+    }
+  })
+  .transform((a): ActionConfig => {
+    if (a.after !== undefined) {
+      return { type: 'after', delayMs: a.after, unless: a.unless ?? [], actions: a.then ?? [] };
+    }
+    return toAction(a);
+  })
+  .meta({ id: 'action' });
+
+export const RULE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
+
+export const ruleSchema = z
+  .strictObject({
+    name: z.string().regex(RULE_NAME_PATTERN, {
+      error: 'a rule name uses letters, digits, - and _ (e.g. escalate-complaints)',
+    }),
+    description: z.string().optional(),
+    on: oneOrMany(eventKindSchema),
+    if: conditionSchema.optional(),
+    // biome-ignore lint/suspicious/noThenProperty: `then` is the word the rules language uses for a rule's actions.
+    then: z.array(actionSchema).min(1, { error: 'must list at least one action' }),
+    stop: z.boolean().optional(),
+    cooldown: durationSchema.optional(),
+  })
+  .transform((r) => ({
+    name: r.name,
+    description: r.description,
+    on: r.on,
+    if: r.if,
+    actions: r.then,
+    stop: r.stop ?? false,
+    cooldownMs: r.cooldown,
+  }))
+  .meta({ id: 'rule' });
+export type RuleConfig = z.output<typeof ruleSchema>;
