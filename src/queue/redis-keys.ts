@@ -36,6 +36,8 @@ export function bridgeKeys(prefix: string) {
     facts: (conversationId: string) => `${p}:facts:${sha(conversationId, 32)}`,
     /** once_per_conversation marks: onceKey -> ISO time. */
     once: (conversationId: string) => `${p}:once:${sha(conversationId, 32)}`,
+    /** Cooldowns: rule name -> ISO time it last fired in the conversation. */
+    cooldowns: (conversationId: string) => `${p}:cooldown:${sha(conversationId, 32)}`,
     /** Pending timers of a conversation: timer job id -> state. */
     timers: (conversationId: string) => `${p}:timers:${sha(conversationId, 32)}`,
     /** The plan evaluated for an event (or a timer), frozen on first evaluation. */

@@ -62,7 +62,11 @@ export function evaluateRules(
       }
     }
   }
-  return withLazyOutcomes(actions, () => {
+  const matched = [...evaluated.entries()]
+    .filter(([, outcome]) => outcome.status === 'matched')
+    .sort(([a], [b]) => a - b)
+    .map(([, outcome]) => outcome);
+  return withLazyOutcomes(actions, matched, () => {
     const outcomes = table.defaults.slice();
     for (const [index, outcome] of evaluated) outcomes[index] = outcome;
     if (stoppedBy) {
@@ -82,10 +86,15 @@ export function evaluateRules(
  * with its text, not with the size of the rule set, unless someone reads every outcome. It is an
  * ordinary enumerable property to callers: JSON.stringify and spreading see it.
  */
-function withLazyOutcomes(actions: PlannedAction[], build: () => RuleOutcome[]): Plan {
+function withLazyOutcomes(
+  actions: PlannedAction[],
+  matched: RuleOutcome[],
+  build: () => RuleOutcome[],
+): Plan {
   let outcomes: RuleOutcome[] | undefined;
   return {
     actions,
+    matched,
     get outcomes() {
       outcomes ??= build();
       return outcomes;

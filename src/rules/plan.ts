@@ -67,8 +67,10 @@ export type PlannedAction = {
 );
 
 export interface Plan {
-  /** Every rule, in config order. */
+  /** Every rule, in config order (built on first read: it costs O(rules)). */
   outcomes: RuleOutcome[];
+  /** Only the rules that matched, in config order; cheap, for the worker (metrics, cooldowns). */
+  matched: RuleOutcome[];
   /** What to do, in order, templates rendered. */
   actions: PlannedAction[];
 }

@@ -18,6 +18,8 @@ export interface StoredFacts {
   /** True once history was consulted for the first-message question. */
   historyChecked: boolean;
   onceMarks: Record<string, string>;
+  /** Rule name -> ISO time it last fired, for rules with `cooldown`. */
+  cooldowns: Record<string, string>;
 }
 
 function parseDate(value: string | undefined): Date | null {
@@ -31,15 +33,17 @@ export async function loadFacts(
   keys: BridgeKeys,
   conversationId: string,
 ): Promise<StoredFacts> {
-  const [facts, once] = await Promise.all([
+  const [facts, once, cooldowns] = await Promise.all([
     redis.hgetall(keys.facts(conversationId)),
     redis.hgetall(keys.once(conversationId)),
+    redis.hgetall(keys.cooldowns(conversationId)),
   ]);
   return {
     lastCustomerMessageAt: parseDate(facts.lastIn),
     firstEventKey: facts.firstIn ?? null,
     historyChecked: facts.historyChecked === '1',
     onceMarks: once,
+    cooldowns,
   };
 }
 
@@ -115,5 +119,22 @@ export function factsForEvaluation(stored: StoredFacts, event: ConversationEvent
     isFirstCustomerMessage:
       event.kind === 'message_in' && (stored.firstEventKey === null || stored.firstEventKey === event.key),
     onceMarks: stored.onceMarks,
+    cooldowns: stored.cooldowns,
   };
+}
+
+/** Remembers when rules with a `cooldown` fired, so the evaluator can hold them back. */
+export async function recordCooldowns(
+  redis: Redis,
+  keys: BridgeKeys,
+  conversationId: string,
+  plan: { matched: readonly { rule: string; cooldownMs: number | null }[] },
+  at: Date,
+): Promise<void> {
+  const withCooldown = plan.matched.filter((m) => m.cooldownMs !== null);
+  if (withCooldown.length === 0) return;
+  const key = keys.cooldowns(conversationId);
+  const longest = Math.max(...withCooldown.map((m) => m.cooldownMs ?? 0));
+  const fields = Object.fromEntries(withCooldown.map((m) => [m.rule, at.toISOString()]));
+  await redis.multi().hset(key, fields).pexpire(key, longest).exec();
 }

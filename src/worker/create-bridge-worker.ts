@@ -117,8 +117,7 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
     onAction: (report) => metrics?.actions.inc({ rule: report.rule, type: report.type, state: report.state }),
     onWindowBlocked: (action) => metrics?.windowBlocked.inc({ rule: action.rule }),
     onPlan: (plan, kind) => {
-      for (const outcome of plan.outcomes)
-        if (outcome.matched) metrics?.rulesMatched.inc({ rule: outcome.rule, kind });
+      for (const matched of plan.matched) metrics?.rulesMatched.inc({ rule: matched.rule, kind });
     },
   };
 

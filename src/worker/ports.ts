@@ -1,4 +1,5 @@
-import type { ConversationEvent, EventKind } from '../events/conversation-event.js';
+import type { ConversationEvent } from '../events/conversation-event.js';
+import type { ConversationFacts, Plan, PlannedAction } from '../rules/plan.js';
 
 /**
  * What the worker needs from its neighbours, stated as small interfaces so the worker's logic can
@@ -36,51 +37,12 @@ export interface PlatformPort {
   history(conversationId: string): AsyncIterable<HistoryMessage>;
 }
 
-/** Facts about a conversation the evaluator needs (kept in Redis by the worker). */
-export interface ConversationFacts {
-  lastCustomerMessageAt: Date | null;
-  isFirstCustomerMessage: boolean;
-  onceMarks: Record<string, string>;
-  cooldowns?: Record<string, string>;
-}
+export type { ConversationFacts, Plan, PlannedAction, ReplyMessage, RuleOutcome } from '../rules/plan.js';
 
-export type ReplyMessage =
-  | { text: string }
-  | {
-      media: { url: string; type: MediaPayload['type']; name?: string; caption?: string; mimeType?: string };
-    };
-
-export interface ReplyWindowInfo {
-  applies: boolean;
-  channelKind: string | null;
-  hours: number;
-  closesAt: string | null;
-}
-
-export type PlannedAction = { id: string; rule: string } & (
-  | { type: 'note'; text: string }
-  | { type: 'need_human' }
-  | {
-      type: 'reply';
-      message: ReplyMessage;
-      replyToMessageId: string | null;
-      once: { key: string; ttlMs: number } | null;
-      window: ReplyWindowInfo;
-      whenClosed: PlannedAction[];
-    }
-  | { type: 'forward'; destination: string }
-  | { type: 'timer'; delayMs: number; unless: EventKind[]; actions: PlannedAction[] }
-);
-
-export interface RuleOutcomeSummary {
-  rule: string;
-  matched: boolean;
-  reason?: string;
-}
-
-export interface Plan {
-  outcomes: RuleOutcomeSummary[];
+/** What the worker keeps of a plan (frozen on first evaluation): the actions and the matched rules. */
+export interface FrozenPlan {
   actions: PlannedAction[];
+  matched: { rule: string; cooldownMs: number | null }[];
 }
 
 export interface ReplyWindowState {

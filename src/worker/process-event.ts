@@ -8,13 +8,14 @@ import {
   factsForEvaluation,
   learnFromHistory,
   loadFacts,
+  recordCooldowns,
   recordCustomerMessage,
   type StoredFacts,
 } from './conversation-facts.js';
 import { type ActionReport, executeActions, type TimerScheduler } from './execute-actions.js';
 import { type FailurePolicyDeps, handleJobFailure } from './job-failure-policy.js';
 import { enterOrderGate, leaveOrderGate } from './order-gate.js';
-import type { ForwardPort, Plan, PlannedAction, PlatformPort, RulesPort } from './ports.js';
+import type { ForwardPort, FrozenPlan, Plan, PlannedAction, PlatformPort, RulesPort } from './ports.js';
 import { cancelTimers, timerIdFor } from './timers.js';
 
 export interface EventProcessorSettings {
@@ -42,7 +43,7 @@ export interface EventProcessorDeps {
   log: Logger;
   onAction?: (report: ActionReport) => void;
   onWindowBlocked?: (action: PlannedAction) => void;
-  onPlan?: (plan: Plan, kind: string) => void;
+  onPlan?: (plan: FrozenPlan, kind: string) => void;
 }
 
 export interface EventJobResult {
@@ -143,6 +144,7 @@ export async function processEventJob(
       return first;
     });
     deps.onPlan?.(plan, event.kind);
+    await recordCooldowns(deps.redis, deps.keys, conversationId, plan, deps.now());
 
     const reports = await executeActions(plan.actions, {
       redis: deps.redis,
