@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { parse as parseYaml } from 'yaml';
+import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { describeError } from '../shared/errors.js';
 import { CHANNEL_TYPES } from './channels.js';
@@ -68,15 +68,16 @@ const SeedMessageSchema = z
 const SeedConversationSchema = z.strictObject({
   id: z.string().trim().min(1),
   label: z.string().min(1).optional(),
+  /** A channel type, or {type, id, name}. */
   channel: z
-    .union([
-      z.enum(CHANNEL_TYPES),
+    .preprocess(
+      (value) => (typeof value === 'string' ? { type: value } : value),
       z.strictObject({
         type: z.enum(CHANNEL_TYPES),
         id: z.string().min(1).optional(),
         name: z.string().min(1).optional(),
       }),
-    ])
+    )
     .optional(),
   status: z.enum(CONVERSATION_STATUSES).optional(),
   mode: z.enum(CONVERSATION_MODES).optional(),
@@ -140,15 +141,28 @@ export async function loadSeedFile(path: string): Promise<SeedData> {
       { cause: error },
     );
   }
+  // YAML 1.2 is a superset of JSON, so one parser reads both. Warnings (unknown tags such as
+  // !!js/function) count as errors: a seed file should mean exactly what it says.
+  const document = parseDocument(text, { prettyErrors: true });
+  const problem = document.errors[0] ?? document.warnings[0];
+  if (problem) {
+    throw new EmulatorError(
+      'EMULATOR_SEED_INVALID',
+      `seed file ${path} is not valid JSON or YAML: ${problem.message.split('\n')[0]}`,
+      { cause: problem },
+    );
+  }
   let value: unknown;
   try {
-    // YAML 1.2 is a superset of JSON, so one parser reads both.
-    value = parseYaml(text);
+    // Alias expansion is bounded (a "billion laughs" file fails here instead of eating memory).
+    value = document.toJS({ maxAliasCount: 100 });
   } catch (error) {
     throw new EmulatorError(
       'EMULATOR_SEED_INVALID',
-      `seed file ${path} is not valid JSON or YAML: ${describeError(error)}`,
-      { cause: error },
+      `seed file ${path} cannot be read: ${describeError(error)}`,
+      {
+        cause: error,
+      },
     );
   }
   return parseSeedData(value, `seed file ${path}`);
