@@ -50,11 +50,12 @@ function actionForm(
   label: string,
   back: string,
   testId: string,
+  enabled = true,
 ): string {
   return (
     `<form method="post" action="${ADMIN}/conversations/${encodeURIComponent(conversationId)}/${action}" class="inline">` +
     `<input type="hidden" name="_redirect" value="${escapeHtml(back)}">` +
-    `<button type="submit" data-testid="${testId}">${escapeHtml(label)}</button></form>`
+    `<button type="submit" data-testid="${testId}"${enabled ? '' : ' disabled'}>${escapeHtml(label)}</button></form>`
   );
 }
 
@@ -88,10 +89,10 @@ function renderConversation(model: InboxPageModel, c: ConversationDetail): strin
     c.agentName === null ? '' : `<span class="badge">Agen: ${escapeHtml(c.agentName)}</span>`,
   ].join(' ');
   const actions = [
-    actionForm(c.id, 'take-over', 'Take over', back, 'take-over'),
-    actionForm(c.id, 'return-to-ai', 'Return to AI', back, 'return-to-ai'),
-    actionForm(c.id, 'done', 'Done', back, 'done'),
-    actionForm(c.id, 'read', 'Mark read', back, 'mark-read'),
+    actionForm(c.id, 'take-over', 'Take over', back, 'take-over', c.mode === 'ai' || c.agentName === null),
+    actionForm(c.id, 'return-to-ai', 'Return to AI', back, 'return-to-ai', c.mode === 'human' || c.needHuman),
+    actionForm(c.id, 'done', 'Done', back, 'done', c.status !== 'Selesai'),
+    actionForm(c.id, 'read', 'Mark read', back, 'mark-read', c.status === 'Belum Dibaca'),
   ].join('');
   const messages =
     c.messages.length === 0
@@ -153,6 +154,7 @@ main{display:grid;grid-template-columns:300px 1fr;gap:12px;padding:12px 16px}
 .conversation{background:#fff;border:1px solid #e5e7eb;border-radius:8px;padding:12px}
 .conversation h2{margin:0 0 2px;font-size:18px}.sub{color:#6b7280;font-size:13px}
 .actions{margin:8px 0}.inline{display:inline}button{margin-right:6px;padding:5px 10px;border:1px solid #0f766e;background:#fff;color:#0f766e;border-radius:6px;cursor:pointer}
+button:disabled{border-color:#d1d5db;color:#9ca3af;cursor:default}
 .messages{list-style:none;padding:0;margin:8px 0}
 .message{border:1px solid #e5e7eb;border-radius:8px;padding:6px 10px;margin:6px 0;max-width:75%}
 .from-customer{background:#fff}.from-ai,.from-agent,.from-api{background:#ecfdf5;margin-left:auto}

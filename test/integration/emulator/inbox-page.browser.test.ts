@@ -7,6 +7,12 @@ import { platform, type Receiver, startReceiver, startTestEmulator } from './emu
 
 const CHROMIUM = '/usr/bin/chromium';
 
+/** Runs in the page (the test's TypeScript has no DOM library, hence the cast). */
+const backgroundOf = (element: unknown) =>
+  (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }).getComputedStyle(
+    element,
+  ).backgroundColor;
+
 /**
  * Drives the inbox page in a real headless Chromium: what a person sees, and what the buttons do.
  * Screenshots go to /tmp/emulator-inbox-*.png.
@@ -129,8 +135,8 @@ describe('inbox page (headless Chromium)', () => {
     expect(await note.count()).toBe(1);
     expect(await note.textContent()).toContain('Catatan internal');
     expect(await note.textContent()).toContain('Pelanggan VIP, prioritaskan');
-    const noteBackground = await note.evaluate((el) => getComputedStyle(el).backgroundColor);
-    const messageBackground = await messages.nth(0).evaluate((el) => getComputedStyle(el).backgroundColor);
+    const noteBackground = await note.evaluate(backgroundOf);
+    const messageBackground = await messages.nth(0).evaluate(backgroundOf);
     expect(noteBackground).not.toBe(messageBackground);
     await page.screenshot({ path: '/tmp/emulator-inbox-conversation.png', fullPage: true });
   });
