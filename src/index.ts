@@ -12,6 +12,27 @@ export { loadConfig, parseConfigText } from './config/load-config.js';
 export { DEFAULT_CONFIG_PATH, resolveConfigPath } from './config/resolve-config-path.js';
 export type { ConfigWatcher, WatchConfigOptions, WatchLogger } from './config/watch-config.js';
 export { watchConfig } from './config/watch-config.js';
+export type { ChannelType } from './emulator/channels.js';
+export { CHANNEL_TYPES } from './emulator/channels.js';
+export type { ConversationStatus } from './emulator/conversation-status.js';
+export { CONVERSATION_STATUSES } from './emulator/conversation-status.js';
+export type {
+  ApiRequestRecord,
+  ConversationDetail,
+  ConversationView,
+  CustomerMessageInput,
+  EmulatorAdmin,
+  MessageView,
+} from './emulator/emulator-admin.js';
+export { EmulatorError } from './emulator/emulator-error.js';
+export type { EmulatorOptions } from './emulator/emulator-options.js';
+export type { ActiveFault, FaultSpecInput } from './emulator/faults.js';
+export type { SeedData } from './emulator/seed-data.js';
+export { loadSeedFile } from './emulator/seed-data.js';
+export type { EmulatorHandle } from './emulator/start-emulator.js';
+export { startEmulator } from './emulator/start-emulator.js';
+export type { DeliveryLogEntry, DeliveryRecord } from './emulator/webhook-dispatcher.js';
+export type { WebhookPayload } from './emulator/webhook-payload.js';
 export type { Attachment, ConversationEvent, EventKind } from './events/conversation-event.js';
 export { ConversationEventSchema, EVENT_KINDS } from './events/conversation-event.js';
 export type { GetMessagesInput, MediaInput, SendMessageInput } from './platform/build-requests.js';

@@ -1,4 +1,6 @@
 import type { Command } from 'commander';
+import { registerDlqCommand } from './dlq-command.js';
+import { registerEmulatorCommand } from './emulator-command.js';
 import { registerExplainCommand } from './explain-command.js';
 import type { CliIo } from './run-cli.js';
 import { registerSchemaCommand } from './schema-command.js';
@@ -12,4 +14,6 @@ export function registerCommands(program: Command, io: CliIo): void {
   registerValidateCommand(program, io);
   registerExplainCommand(program, io);
   registerSchemaCommand(program, io);
+  registerDlqCommand(program, io);
+  registerEmulatorCommand(program, io);
 }

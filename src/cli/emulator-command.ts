@@ -1,0 +1,152 @@
+import { type Command, Option } from 'commander';
+import { EmulatorError } from '../emulator/emulator-error.js';
+import type { EmulatorOptions } from '../emulator/emulator-options.js';
+import { startEmulator } from '../emulator/start-emulator.js';
+import { CliError } from './cli-error.js';
+import { EXIT } from './exit-codes.js';
+import type { CliIo } from './run-cli.js';
+
+interface EmulatorFlags {
+  port: string;
+  form: 'current' | 'earlier';
+  businessId: string;
+  secret: string;
+  businessName?: string;
+  webhookUrl?: string;
+  webhookSecret?: string;
+  seed?: string;
+  randomSeed?: string;
+  delivery: string;
+  rateLimit?: string;
+}
+
+const EXAMPLES = `
+Examples:
+  # the current form on port 4010, webhooks to a local receiver
+  $ convo-bridge emulator --port 4010 --business-id biz-1 --secret s3cret \\
+      --webhook-url http://127.0.0.1:3000/webhook --webhook-secret whsec
+
+  # the earlier form (plain bearer, HTTP error codes, 100/10 requests per minute), seeded
+  $ convo-bridge emulator --form earlier --business-id biz-1 --secret s3cret --seed conversations.yaml
+
+  # any free port, messages move pending -> sent -> delivered every 500 ms
+  $ convo-bridge emulator --port 0 --business-id biz-1 --secret s3cret --delivery 500
+
+It prints the API URL and the inbox page URL, and stops on Ctrl+C (SIGINT) or SIGTERM.
+Admin API and curl session: docs/emulator.md.
+`;
+
+function parseInteger(value: string, flag: string, min: number, max: number): number {
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new CliError(`${flag} must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`);
+  }
+  return Number(value);
+}
+
+/** Turns the flags into startEmulator options; every mistake is a CliError naming the flag. */
+export function emulatorOptionsFromFlags(flags: EmulatorFlags): EmulatorOptions {
+  if ((flags.webhookUrl === undefined) !== (flags.webhookSecret === undefined)) {
+    throw new CliError('--webhook-url and --webhook-secret go together: give both or neither');
+  }
+  let delivery: EmulatorOptions['delivery'];
+  if (flags.delivery === 'immediate' || flags.delivery === 'manual') delivery = flags.delivery;
+  else
+    delivery = {
+      stepMs: parseInteger(flags.delivery, '--delivery (immediate, manual or milliseconds)', 1, 600_000),
+    };
+  let rateLimit: EmulatorOptions['rateLimit'];
+  if (flags.rateLimit === 'off') rateLimit = false;
+  else if (flags.rateLimit !== undefined) {
+    const match = /^(\d+)\/(\d+)$/.exec(flags.rateLimit);
+    if (!match)
+      throw new CliError(
+        `--rate-limit must be "off" or "<authenticated>/<unauthenticated>" per minute, e.g. 100/10`,
+      );
+    rateLimit = { authenticated: Number(match[1]), unauthenticated: Number(match[2]), windowMs: 60_000 };
+  }
+  return {
+    port: parseInteger(flags.port, '--port', 0, 65_535),
+    form: flags.form,
+    businessId: flags.businessId,
+    secret: flags.secret,
+    delivery,
+    ...(flags.businessName === undefined ? {} : { businessName: flags.businessName }),
+    ...(flags.webhookUrl === undefined || flags.webhookSecret === undefined
+      ? {}
+      : { webhook: { url: flags.webhookUrl, secret: flags.webhookSecret } }),
+    ...(flags.seed === undefined ? {} : { seedFile: flags.seed }),
+    ...(flags.randomSeed === undefined
+      ? {}
+      : { seed: parseInteger(flags.randomSeed, '--random-seed', 0, 0xffff_ffff) }),
+    ...(rateLimit === undefined ? {} : { rateLimit }),
+  };
+}
+
+function waitForStopSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve(signal);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}
+
+export function registerEmulatorCommand(program: Command, io: CliIo): void {
+  program
+    .command('emulator')
+    .description(
+      'Run the platform emulator: the platform API (current or earlier form), webhooks, an admin API and an inbox page',
+    )
+    .option('--port <n>', 'port on 127.0.0.1 (0 picks a free one)', '4010')
+    .addOption(
+      new Option('--form <form>', 'interface form').choices(['current', 'earlier']).default('current'),
+    )
+    .requiredOption('--business-id <id>', 'business id the API accepts')
+    .requiredOption('--secret <key>', 'secret key the API accepts (never printed)')
+    .option('--business-name <name>', 'business name shown as the sender of API messages')
+    .option('--webhook-url <url>', 'where webhook events are sent')
+    .option('--webhook-secret <secret>', 'sent in the Authorization header of every webhook call')
+    .option('--seed <file>', 'JSON or YAML file of conversations and messages to start with')
+    .option('--random-seed <n>', 'seed of the fault-injection RNG, for reproducible faults')
+    .option(
+      '--delivery <mode>',
+      'delivery_status progression: immediate, manual, or milliseconds per step',
+      'immediate',
+    )
+    .option(
+      '--rate-limit <spec>',
+      'requests per minute as <authenticated>/<unauthenticated>, or off (earlier form: 100/10)',
+    )
+    .addHelpText('after', EXAMPLES)
+    .action(async (flags: EmulatorFlags) => {
+      const options = emulatorOptionsFromFlags(flags);
+      let emulator: Awaited<ReturnType<typeof startEmulator>>;
+      try {
+        emulator = await startEmulator(options);
+      } catch (error) {
+        if (error instanceof EmulatorError) {
+          throw new CliError(error.message, {
+            exitCode: error.code === 'EMULATOR_LISTEN_FAILED' ? EXIT.unavailable : EXIT.invalidInput,
+            code: error.code,
+            cause: error,
+          });
+        }
+        throw error;
+      }
+      const signal = waitForStopSignal();
+      io.stdout(
+        `convo-bridge emulator (${emulator.form} form) listening on ${emulator.url}\n` +
+          `  inbox:     ${emulator.inboxUrl}\n` +
+          `  admin API: ${emulator.adminUrl}\n` +
+          `  webhooks:  ${options.webhook ? options.webhook.url : '(none; set one with PUT /_emulator/webhook)'}\n` +
+          'Press Ctrl+C to stop.\n',
+      );
+      const received = await signal;
+      await emulator.close();
+      io.stdout(`convo-bridge emulator stopped (${received}).\n`);
+      process.exitCode = EXIT.ok;
+    });
+}

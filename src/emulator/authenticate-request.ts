@@ -1,0 +1,105 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { ApiForm } from './channels.js';
+
+/**
+ * Platform authentication (messaging-service-interface.md, "Authentication"). Pure: headers in,
+ * verdict out. Which forms each interface form accepts is the emulator's reading of the table:
+ *   current form: `Business` + `Secret` headers, or `Authorization: Bearer base64(business_id:secret)`;
+ *   earlier form: `Authorization: Bearer <secret>`, and on the history call also `merchant_id` +
+ *   `secret_key` headers.
+ * `reason` goes to the request log; it never contains a secret.
+ */
+export interface PlatformCredentials {
+  readonly businessId: string;
+  readonly secret: string;
+}
+
+export type AuthScheme = 'business-headers' | 'encoded-bearer' | 'plain-bearer' | 'merchant-headers';
+
+export type AuthVerdict =
+  | { readonly ok: true; readonly scheme: AuthScheme }
+  | { readonly ok: false; readonly reason: string };
+
+export type HeaderBag = Readonly<Record<string, string | readonly string[] | undefined>>;
+
+export interface AuthenticateOptions {
+  /** The earlier form's history call also takes `merchant_id` and `secret_key`. */
+  readonly allowMerchantHeaders: boolean;
+}
+
+function header(headers: HeaderBag, name: string): string | undefined {
+  const value = headers[name];
+  const first = typeof value === 'string' ? value : value?.[0];
+  return first === undefined ? undefined : first.trim();
+}
+
+/** Constant-time string comparison (hashing first makes the lengths equal). */
+function sameSecret(given: string, expected: string): boolean {
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+/** The token of `Bearer <token>`; undefined for anything else, including `Bearer` without a space. */
+function bearerToken(authorization: string): string | undefined {
+  const match = /^bearer +(\S+)$/i.exec(authorization);
+  return match?.[1];
+}
+
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+
+function decodeBusinessBearer(token: string): { businessId: string; secret: string } | undefined {
+  if (!BASE64.test(token)) return undefined;
+  const decoded = Buffer.from(token, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon <= 0) return undefined;
+  return { businessId: decoded.slice(0, colon), secret: decoded.slice(colon + 1) };
+}
+
+export function authenticateRequest(
+  form: ApiForm,
+  headers: HeaderBag,
+  expected: PlatformCredentials,
+  options: AuthenticateOptions,
+): AuthVerdict {
+  const authorization = header(headers, 'authorization');
+  if (form === 'current') {
+    const business = header(headers, 'business');
+    const secret = header(headers, 'secret');
+    if (business !== undefined || secret !== undefined) {
+      if (business === undefined || secret === undefined) {
+        return { ok: false, reason: 'Business and Secret headers must be sent together' };
+      }
+      if (business !== expected.businessId) return { ok: false, reason: 'unknown Business id' };
+      if (!sameSecret(secret, expected.secret)) return { ok: false, reason: 'wrong Secret' };
+      return { ok: true, scheme: 'business-headers' };
+    }
+    if (authorization === undefined) return { ok: false, reason: 'no credentials' };
+    const token = bearerToken(authorization);
+    if (token === undefined) return { ok: false, reason: 'malformed Authorization header' };
+    const decoded = decodeBusinessBearer(token);
+    if (!decoded) return { ok: false, reason: 'bearer is not base64 of business_id:secret' };
+    if (decoded.businessId !== expected.businessId)
+      return { ok: false, reason: 'unknown business id in bearer' };
+    if (!sameSecret(decoded.secret, expected.secret)) return { ok: false, reason: 'wrong secret in bearer' };
+    return { ok: true, scheme: 'encoded-bearer' };
+  }
+
+  if (options.allowMerchantHeaders) {
+    const merchant = header(headers, 'merchant_id');
+    const secretKey = header(headers, 'secret_key');
+    if (authorization === undefined && (merchant !== undefined || secretKey !== undefined)) {
+      if (merchant === undefined || secretKey === undefined) {
+        return { ok: false, reason: 'merchant_id and secret_key headers must be sent together' };
+      }
+      if (merchant !== expected.businessId) return { ok: false, reason: 'unknown merchant_id' };
+      if (!sameSecret(secretKey, expected.secret)) return { ok: false, reason: 'wrong secret_key' };
+      return { ok: true, scheme: 'merchant-headers' };
+    }
+  }
+  if (authorization === undefined) return { ok: false, reason: 'no credentials' };
+  const token = bearerToken(authorization);
+  if (token === undefined) return { ok: false, reason: 'malformed Authorization header' };
+  if (!sameSecret(token, expected.secret)) return { ok: false, reason: 'wrong secret in bearer' };
+  return { ok: true, scheme: 'plain-bearer' };
+}

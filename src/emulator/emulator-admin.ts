@@ -1,0 +1,489 @@
+import { randomUUID } from 'node:crypto';
+import { formatWib } from '../shared/wib-time.js';
+import type { PlatformCredentials } from './authenticate-request.js';
+import { BoundedLog } from './bounded-log.js';
+import type { ApiForm, ChannelType } from './channels.js';
+import type { ConversationMode, ConversationStatus } from './conversation-status.js';
+import { DeliveryProgress } from './delivery-progress.js';
+import { EmulatorError } from './emulator-error.js';
+import type { ResolvedEmulatorOptions } from './emulator-options.js';
+import {
+  type ConversationRecord,
+  type DeliveryStatus,
+  EmulatorState,
+  type MediaType,
+  type MessageContent,
+  type MessageOrigin,
+  type NewConversation,
+  type StoredMessage,
+} from './emulator-state.js';
+import { type ActiveFault, type FaultPlan, FaultRegistry, type FaultSpecInput } from './faults.js';
+import { MOMENT_HINT, parseMoment } from './parse-moment.js';
+import type { PlatformContext } from './platform-api.js';
+import type { EndpointName } from './platform-routes.js';
+import { applySeedData, type SeedData } from './seed-data.js';
+import { SlidingWindowLimiter } from './sliding-window-limiter.js';
+import {
+  type DeliveryLogEntry,
+  type DeliveryRecord,
+  WebhookDispatcher,
+  type WebhookTarget,
+} from './webhook-dispatcher.js';
+import { buildWebhookPayload } from './webhook-payload.js';
+
+/** One platform API request as the emulator saw it (admin: GET /_emulator/requests). */
+export interface ApiRequestRecord {
+  readonly seq: number;
+  /** ISO-8601 time it arrived. */
+  readonly at: string;
+  readonly method: string;
+  /** Path and query as sent. */
+  readonly path: string;
+  /** The operation, or null for an unknown route. */
+  readonly endpoint: EndpointName | null;
+  readonly authenticated: boolean;
+  /** The auth scheme used, or why authentication failed (never a secret). */
+  readonly auth: string;
+  /** HTTP status answered; null when the connection was dropped. */
+  readonly httpStatus: number | null;
+  /** `rc` of an error body; null on success. */
+  readonly rc: number | null;
+  readonly errorMsg: string | null;
+  /** Ids of the injected faults that fired on it. */
+  readonly faults: readonly string[];
+  /** The parsed JSON body of a POST (null otherwise). */
+  readonly body: unknown;
+  readonly durationMs: number;
+}
+
+export interface MessageView {
+  readonly id: number;
+  readonly messageId: string;
+  readonly conversationId: string;
+  readonly origin: MessageOrigin;
+  readonly sender: string;
+  readonly senderName: string;
+  readonly type: string;
+  /** The text, or the file URL of a media message. */
+  readonly text: string;
+  readonly caption: string;
+  readonly mimeType: string;
+  /** WIB, `YYYY-MM-DD HH:MM:SS`. */
+  readonly sentAt: string;
+  readonly sentAtIso: string;
+  readonly deliveryStatus: DeliveryStatus;
+  readonly replyToMessageId: string | null;
+  readonly isNote: boolean;
+}
+
+export interface ConversationView {
+  readonly id: string;
+  readonly label: string;
+  readonly channel: { readonly type: ChannelType; readonly id: string; readonly name: string };
+  readonly status: ConversationStatus;
+  readonly mode: ConversationMode;
+  readonly needHuman: boolean;
+  readonly agentName: string | null;
+  readonly aiMarksHandled: boolean;
+  readonly createdAt: string;
+  readonly lastCustomerMessageAt: string | null;
+  readonly messageCount: number;
+  readonly lastMessage: MessageView | null;
+}
+
+export interface ConversationDetail extends ConversationView {
+  readonly messages: readonly MessageView[];
+  readonly notes: readonly MessageView[];
+}
+
+export interface CustomerMessageInput {
+  readonly text?: string | undefined;
+  readonly media?:
+    | {
+        readonly type: MediaType;
+        readonly url: string;
+        readonly mimeType?: string | undefined;
+        readonly caption?: string | undefined;
+      }
+    | undefined;
+  /** When the customer sent it (epoch ms, ISO with zone, WIB, or an age like `25h`); now when omitted. */
+  readonly at?: string | number | undefined;
+  readonly senderName?: string | undefined;
+}
+
+export function toMessageView(message: StoredMessage): MessageView {
+  return {
+    id: message.id,
+    messageId: message.messageId,
+    conversationId: message.conversationId,
+    origin: message.origin,
+    sender: message.sender,
+    senderName: message.senderName,
+    type: message.type,
+    text: message.body,
+    caption: message.caption,
+    mimeType: message.mimeType,
+    sentAt: formatWib(new Date(message.sentAtMs)),
+    sentAtIso: new Date(message.sentAtMs).toISOString(),
+    deliveryStatus: message.deliveryStatus,
+    replyToMessageId: message.replyToMessageId,
+    isNote: message.isNote,
+  };
+}
+
+export function toConversationView(conversation: ConversationRecord): ConversationView {
+  const last = conversation.messages.at(-1);
+  return {
+    id: conversation.id,
+    label: conversation.label,
+    channel: conversation.channel,
+    status: conversation.status,
+    mode: conversation.mode,
+    needHuman: conversation.needHuman,
+    agentName: conversation.agentName,
+    aiMarksHandled: conversation.aiMarksHandled,
+    createdAt: new Date(conversation.createdAtMs).toISOString(),
+    lastCustomerMessageAt:
+      conversation.lastCustomerMessageAtMs === null
+        ? null
+        : new Date(conversation.lastCustomerMessageAtMs).toISOString(),
+    messageCount: conversation.messages.length,
+    lastMessage: last ? toMessageView(last) : null,
+  };
+}
+
+/**
+ * The emulator's control surface: everything the admin HTTP API (/_emulator/) does, callable from
+ * tests in-process. It owns the state and the machinery around it (delivery progress, webhooks,
+ * faults, rate limits, the request log) and is the composition root the HTTP adapters share.
+ */
+export class EmulatorAdmin {
+  readonly form: ApiForm;
+  private readonly state: EmulatorState;
+  private readonly progress: DeliveryProgress;
+  private readonly dispatcher: WebhookDispatcher;
+  private readonly faultRegistry: FaultRegistry;
+  private readonly limiter: SlidingWindowLimiter;
+  private readonly requestLog: BoundedLog<ApiRequestRecord>;
+  private readonly context: PlatformContext;
+  private webhookTarget: WebhookTarget | undefined;
+  private stormSecret: string | undefined;
+  private requestSeq = 0;
+
+  constructor(
+    private readonly options: ResolvedEmulatorOptions,
+    private readonly initialSeed: SeedData | undefined,
+  ) {
+    this.form = options.form;
+    this.webhookTarget = options.webhook;
+    // Tick-mode progress runs on timers, so it follows the wall clock, not an injected one.
+    this.progress = new DeliveryProgress(options.delivery, options.finalDeliveryStatus, Date.now);
+    this.dispatcher = new WebhookDispatcher({
+      target: () => this.webhookTarget,
+      retryDelaysMs: options.webhookRetryDelaysMs,
+      timeoutMs: options.webhookTimeoutMs,
+      logSize: options.deliveryLogSize,
+    });
+    const webhookContext = {
+      form: options.form,
+      business: this.business,
+      owner: options.owner,
+      ai: options.ai,
+    };
+    this.state = new EmulatorState({
+      business: this.business,
+      ai: options.ai,
+      defaultAgentName: options.defaultAgentName,
+      aiMarksHandled: options.aiMarksHandled,
+      links: options.links,
+      now: options.now,
+      hooks: {
+        onEvent: (event) => {
+          const payload = buildWebhookPayload(event, webhookContext);
+          if (payload) this.dispatcher.enqueue(payload);
+        },
+        onOutbound: (message, outsideWindow) => this.progress.track(message, outsideWindow),
+      },
+    });
+    this.faultRegistry = new FaultRegistry(options.seed);
+    const windowMs = options.rateLimit?.windowMs ?? 60_000;
+    this.limiter = new SlidingWindowLimiter(windowMs);
+    this.requestLog = new BoundedLog(options.requestLogSize);
+    this.context = {
+      form: options.form,
+      state: this.state,
+      credentials: () => this.credentials(),
+      rateLimit: options.rateLimit,
+      limiter: this.limiter,
+      now: options.now,
+      version: options.version,
+    };
+    if (initialSeed) applySeedData(this.state, initialSeed, options.now());
+  }
+
+  private get business(): { id: string; name: string } {
+    return { id: this.options.businessId, name: this.options.businessName };
+  }
+
+  // ---- used by the HTTP adapters ----
+
+  /** @internal The platform API's view of the emulator. */
+  platformContext(): PlatformContext {
+    return this.context;
+  }
+
+  /** @internal */
+  decideFaults(endpoint: EndpointName): FaultPlan {
+    return this.faultRegistry.decide(endpoint);
+  }
+
+  /** @internal */
+  recordRequest(record: Omit<ApiRequestRecord, 'seq'>): void {
+    this.requestSeq += 1;
+    this.requestLog.push({ seq: this.requestSeq, ...record });
+  }
+
+  // ---- overview ----
+
+  summary() {
+    return {
+      form: this.form,
+      business: this.business,
+      conversations: this.state.listConversations().length,
+      statusCounts: this.state.countByStatus(),
+      needHumanTotal: this.state.needHumanTotal(),
+      webhook: this.webhook(),
+      faults: this.faultRegistry.list(),
+      seed: this.faultRegistry.seed,
+      authStorm: this.stormSecret !== undefined,
+      rateLimit: this.options.rateLimit ?? null,
+      delivery: this.options.delivery,
+      requestsLogged: this.requestLog.size,
+      requestsSeen: this.requestSeq,
+      deliveriesPending: this.progress.pending,
+    };
+  }
+
+  // ---- conversations ----
+
+  createConversation(input: NewConversation = {}): ConversationView {
+    return toConversationView(this.state.createConversation(input));
+  }
+
+  conversation(id: string): ConversationDetail {
+    const record = this.state.requireConversation(id);
+    const all = record.messages.map(toMessageView);
+    return { ...toConversationView(record), messages: all, notes: all.filter((message) => message.isNote) };
+  }
+
+  conversations(filter: { status?: ConversationStatus | undefined } = {}): ConversationView[] {
+    return this.state
+      .listConversations()
+      .filter((conversation) => filter.status === undefined || conversation.status === filter.status)
+      .map(toConversationView);
+  }
+
+  statusCounts(): Record<ConversationStatus, number> {
+    return this.state.countByStatus();
+  }
+
+  needHumanTotal(): number {
+    return this.state.needHumanTotal();
+  }
+
+  /** A customer message arrives (emits the inbound webhook). */
+  customerMessage(conversationId: string, input: CustomerMessageInput): MessageView {
+    let atMs: number | undefined;
+    if (input.at !== undefined) {
+      atMs = parseMoment(input.at, this.options.now());
+      if (atMs === undefined) {
+        throw new EmulatorError(
+          'EMULATOR_BAD_REQUEST',
+          `cannot read at=${JSON.stringify(input.at)} as a time: ${MOMENT_HINT}`,
+        );
+      }
+    }
+    let content: MessageContent;
+    if (input.media) {
+      content = {
+        kind: 'media',
+        type: input.media.type,
+        url: input.media.url,
+        mimeType:
+          input.media.mimeType ?? (input.media.type === 'image' ? 'image/jpeg' : 'application/octet-stream'),
+        caption: input.media.caption ?? input.text ?? '',
+      };
+    } else if (input.text !== undefined && input.text !== '') {
+      content = { kind: 'text', text: input.text };
+    } else {
+      throw new EmulatorError('EMULATOR_BAD_REQUEST', 'a customer message needs text or media');
+    }
+    return toMessageView(
+      this.state.addCustomerMessage(conversationId, { content, atMs, senderName: input.senderName }),
+    );
+  }
+
+  /** The AI replies (emits `ai.message_generated`); refused while the AI is quiet. */
+  aiReply(conversationId: string, text: string): MessageView {
+    return toMessageView(this.state.addAiReply(conversationId, text));
+  }
+
+  /** A dashboard agent replies (emits `agent.message_out`). */
+  agentReply(conversationId: string, text: string, agentName?: string): MessageView {
+    return toMessageView(this.state.addAgentReply(conversationId, text, agentName));
+  }
+
+  takeOver(conversationId: string, agentName?: string): ConversationView {
+    return toConversationView(this.state.takeOver(conversationId, agentName));
+  }
+
+  returnToAi(conversationId: string): ConversationView {
+    return toConversationView(this.state.returnToAi(conversationId));
+  }
+
+  done(conversationId: string): ConversationView {
+    return toConversationView(this.state.done(conversationId));
+  }
+
+  /** The AI's hand-over rule fires: Butuh CS, the AI pauses. */
+  handOver(conversationId: string): ConversationView {
+    return toConversationView(this.state.handOver(conversationId));
+  }
+
+  block(conversationId: string): ConversationView {
+    return toConversationView(this.state.block(conversationId));
+  }
+
+  skip(conversationId: string): ConversationView {
+    return toConversationView(this.state.skip(conversationId));
+  }
+
+  markRead(conversationId: string): ConversationView {
+    return toConversationView(this.state.markRead(conversationId));
+  }
+
+  setDeliveryStatus(messageId: number, status: DeliveryStatus): MessageView {
+    return toMessageView(this.state.setDeliveryStatus(messageId, status));
+  }
+
+  /** Moves every message still on its way one delivery step (manual delivery mode). */
+  advanceDelivery(): number {
+    return this.progress.advance();
+  }
+
+  // ---- request log ----
+
+  /** The newest `limit` platform API requests, oldest first. */
+  requests(limit?: number): ApiRequestRecord[] {
+    return this.requestLog.toArray(limit);
+  }
+
+  // ---- webhooks ----
+
+  webhook(): { url: string; secretSet: boolean } | null {
+    return this.webhookTarget
+      ? { url: this.webhookTarget.url, secretSet: this.webhookTarget.secret !== '' }
+      : null;
+  }
+
+  setWebhook(target: WebhookTarget | undefined): void {
+    this.webhookTarget = target;
+  }
+
+  deliveries(): DeliveryRecord[] {
+    return this.dispatcher.list();
+  }
+
+  delivery(id: string): DeliveryRecord {
+    const record = this.dispatcher.get(id);
+    if (!record) {
+      throw new EmulatorError(
+        'EMULATOR_NOT_FOUND',
+        `delivery ${JSON.stringify(id)} does not exist: list them with GET /_emulator/deliveries`,
+      );
+    }
+    return record;
+  }
+
+  /** Every webhook attempt: event, attempt n, status, body or error, time. */
+  deliveryLog(): DeliveryLogEntry[] {
+    return this.dispatcher.log();
+  }
+
+  redeliver(deliveryId: string): DeliveryRecord {
+    return this.dispatcher.redeliver(deliveryId);
+  }
+
+  /** Resolves when no webhook delivery is queued or in flight. */
+  deliveriesSettled(): Promise<void> {
+    return this.dispatcher.idle();
+  }
+
+  // ---- faults ----
+
+  addFault(spec: FaultSpecInput): ActiveFault {
+    return this.faultRegistry.add(spec);
+  }
+
+  removeFault(id: string): void {
+    this.faultRegistry.remove(id);
+  }
+
+  clearFaults(): void {
+    this.faultRegistry.clear();
+  }
+
+  faults(): ActiveFault[] {
+    return this.faultRegistry.list();
+  }
+
+  /** Restarts the fault RNG with `seed`. */
+  reseed(seed: number): void {
+    if (!Number.isInteger(seed) || seed < 0 || seed > 0xffff_ffff) {
+      throw new EmulatorError(
+        'EMULATOR_BAD_REQUEST',
+        `seed must be an integer from 0 to 4294967295, got ${seed}`,
+      );
+    }
+    this.faultRegistry.reseed(seed);
+  }
+
+  /** Auth storm: the secret is rotated, so every authenticated call gets 401 until it is turned off. */
+  setAuthStorm(active: boolean): void {
+    this.stormSecret = active ? `rotated-${randomUUID()}` : undefined;
+  }
+
+  get authStorm(): boolean {
+    return this.stormSecret !== undefined;
+  }
+
+  private credentials(): PlatformCredentials {
+    return { businessId: this.options.businessId, secret: this.stormSecret ?? this.options.secret };
+  }
+
+  // ---- lifecycle ----
+
+  /**
+   * Back to the start: the seed's conversations (none with `empty`), no faults, no auth storm, empty
+   * logs, the configured webhook, the RNG restarted with the configured seed.
+   */
+  async reset(options: { empty?: boolean } = {}): Promise<void> {
+    this.progress.clear();
+    await this.dispatcher.clear();
+    this.state.reset();
+    this.faultRegistry.clear();
+    this.faultRegistry.reseed(this.options.seed);
+    this.stormSecret = undefined;
+    this.limiter.clear();
+    this.requestLog.clear();
+    this.requestSeq = 0;
+    this.webhookTarget = this.options.webhook;
+    if (this.initialSeed && !options.empty) applySeedData(this.state, this.initialSeed, this.options.now());
+  }
+
+  /** @internal Stops timers and in-flight deliveries (startEmulator's close() calls it). */
+  async shutdown(): Promise<void> {
+    this.progress.close();
+    await this.dispatcher.close();
+  }
+}

@@ -1,0 +1,192 @@
+import type { ApiForm } from './channels.js';
+import { CONVERSATION_STATUSES, type ConversationStatus } from './conversation-status.js';
+import type { ConversationDetail, ConversationView, MessageView } from './emulator-admin.js';
+import { escapeHtml } from './escape-html.js';
+
+/**
+ * The emulator's inbox page: a server-rendered stand-in for the platform's dashboard. Pure: a model
+ * in, an HTML string out. Every piece of user text goes through escapeHtml; the only links are the
+ * page's own (media URLs are shown as text, never loaded), so the page needs nothing from outside.
+ */
+export interface InboxPageModel {
+  readonly businessName: string;
+  readonly form: ApiForm;
+  readonly counts: Readonly<Record<ConversationStatus, number>>;
+  readonly total: number;
+  /** The selected tab; null for "Semua" (all). */
+  readonly status: ConversationStatus | null;
+  readonly conversations: readonly ConversationView[];
+  readonly selected: ConversationDetail | null;
+  /** A one-line message to show (an admin error), if any. */
+  readonly notice?: string | undefined;
+}
+
+export const INBOX_PATH = '/_emulator/inbox';
+const ADMIN = '/_emulator';
+
+function inboxHref(status: ConversationStatus | null, conversationId?: string): string {
+  const params = new URLSearchParams();
+  if (status !== null) params.set('status', status);
+  if (conversationId !== undefined) params.set('c', conversationId);
+  const query = params.toString();
+  return query === '' ? INBOX_PATH : `${INBOX_PATH}?${query}`;
+}
+
+function slug(status: string): string {
+  return status.toLowerCase().replace(/\s+/g, '-');
+}
+
+const ORIGIN_LABEL: Record<MessageView['origin'], string> = {
+  customer: 'Pelanggan',
+  ai: 'AI',
+  agent: 'Agen',
+  api: 'API',
+  note: 'Catatan internal',
+};
+
+function actionForm(
+  conversationId: string,
+  action: string,
+  label: string,
+  back: string,
+  testId: string,
+  enabled = true,
+): string {
+  return (
+    `<form method="post" action="${ADMIN}/conversations/${encodeURIComponent(conversationId)}/${action}" class="inline">` +
+    `<input type="hidden" name="_redirect" value="${escapeHtml(back)}">` +
+    `<button type="submit" data-testid="${testId}"${enabled ? '' : ' disabled'}>${escapeHtml(label)}</button></form>`
+  );
+}
+
+function renderMessage(message: MessageView): string {
+  const body =
+    message.type === 'text'
+      ? `<div class="body">${escapeHtml(message.text)}</div>`
+      : `<div class="body media">[${escapeHtml(message.type)}] <code>${escapeHtml(message.text)}</code>${
+          message.caption === '' ? '' : `<div class="caption">${escapeHtml(message.caption)}</div>`
+        }</div>`;
+  const classes = ['message', `from-${message.origin}`, message.isNote ? 'note' : '']
+    .filter(Boolean)
+    .join(' ');
+  const delivery = message.isNote
+    ? '<span class="delivery note-tag">catatan</span>'
+    : `<span class="delivery status-${escapeHtml(message.deliveryStatus)}" data-testid="delivery-status">${escapeHtml(message.deliveryStatus)}</span>`;
+  return (
+    `<li class="${classes}" data-testid="${message.isNote ? 'note' : 'message'}" data-message-id="${message.id}">` +
+    `<div class="meta"><strong class="sender">${escapeHtml(message.senderName)}</strong>` +
+    ` <span class="role">${escapeHtml(ORIGIN_LABEL[message.origin])}</span>` +
+    ` <time>${escapeHtml(message.sentAt)} WIB</time> ${delivery}</div>${body}</li>`
+  );
+}
+
+function renderConversation(model: InboxPageModel, c: ConversationDetail): string {
+  const back = inboxHref(model.status, c.id);
+  const badges = [
+    `<span class="badge" data-testid="conversation-status">${escapeHtml(c.status)}</span>`,
+    `<span class="badge mode" data-testid="conversation-mode">${c.mode === 'ai' ? 'AI mode' : 'Human-handled'}</span>`,
+    c.needHuman ? '<span class="badge warn" data-testid="need-human">Butuh CS</span>' : '',
+    c.agentName === null ? '' : `<span class="badge">Agen: ${escapeHtml(c.agentName)}</span>`,
+  ].join(' ');
+  const actions = [
+    actionForm(c.id, 'take-over', 'Take over', back, 'take-over', c.mode === 'ai' || c.agentName === null),
+    actionForm(c.id, 'return-to-ai', 'Return to AI', back, 'return-to-ai', c.mode === 'human' || c.needHuman),
+    actionForm(c.id, 'done', 'Done', back, 'done', c.status !== 'Selesai'),
+    actionForm(c.id, 'read', 'Mark read', back, 'mark-read', c.status === 'Belum Dibaca'),
+  ].join('');
+  const messages =
+    c.messages.length === 0
+      ? '<p class="empty">No messages yet.</p>'
+      : `<ol class="messages">${c.messages.map(renderMessage).join('')}</ol>`;
+  const id = encodeURIComponent(c.id);
+  return (
+    `<section class="conversation" data-testid="conversation-detail">` +
+    `<header><h2>${escapeHtml(c.label)}</h2><div class="sub">${escapeHtml(c.channel.name)} (${escapeHtml(c.channel.type)}) · <code>${escapeHtml(c.id)}</code></div>` +
+    `<div class="badges">${badges}</div><div class="actions">${actions}</div></header>` +
+    messages +
+    `<form method="post" action="${ADMIN}/conversations/${id}/agent-reply" class="reply" data-testid="agent-reply-form">` +
+    `<input type="hidden" name="_redirect" value="${escapeHtml(back)}">` +
+    `<label>Agent reply <textarea name="text" rows="3" required data-testid="agent-reply-text"></textarea></label>` +
+    `<label>Agent name <input name="agentName" placeholder="(default)"></label>` +
+    `<button type="submit" data-testid="agent-reply-send">Send reply</button></form>` +
+    `<form method="post" action="${ADMIN}/conversations/${id}/customer-message" class="reply customer">` +
+    `<input type="hidden" name="_redirect" value="${escapeHtml(back)}">` +
+    `<label>Simulate a customer message <input name="text" required></label>` +
+    `<button type="submit">Send as customer</button></form>` +
+    `</section>`
+  );
+}
+
+function renderList(model: InboxPageModel): string {
+  if (model.conversations.length === 0)
+    return '<p class="empty" data-testid="no-conversations">No conversations here.</p>';
+  const items = model.conversations.map((c) => {
+    const selected = model.selected?.id === c.id ? ' selected' : '';
+    const preview = c.lastMessage
+      ? c.lastMessage.type === 'text'
+        ? c.lastMessage.text
+        : `[${c.lastMessage.type}]`
+      : '';
+    return (
+      `<li class="item${selected}" data-testid="conversation-item" data-conversation-id="${escapeHtml(c.id)}">` +
+      `<a href="${escapeHtml(inboxHref(model.status, c.id))}"><strong>${escapeHtml(c.label)}</strong>` +
+      ` <span class="muted">${escapeHtml(c.channel.name)}</span>` +
+      `<span class="badge small">${escapeHtml(c.status)}</span>${c.mode === 'human' ? '<span class="badge small mode">human</span>' : ''}` +
+      `<div class="preview">${escapeHtml(preview.slice(0, 80))}</div></a></li>`
+    );
+  });
+  return `<ul class="list">${items.join('')}</ul>`;
+}
+
+const STYLE = `
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;background:#f3f4f6;color:#111827}
+header.top{background:#0f766e;color:#fff;padding:10px 16px;display:flex;gap:16px;align-items:baseline}
+header.top h1{font-size:18px;margin:0}.muted{color:#6b7280;font-size:12px}header.top .muted{color:#ccfbf1}
+nav.tabs{display:flex;flex-wrap:wrap;gap:4px;padding:8px 16px;background:#fff;border-bottom:1px solid #e5e7eb}
+nav.tabs a{padding:6px 10px;border-radius:6px;text-decoration:none;color:#374151;font-size:14px}
+nav.tabs a.active{background:#0f766e;color:#fff}.count{font-weight:600;margin-left:4px}
+main{display:grid;grid-template-columns:300px 1fr;gap:12px;padding:12px 16px}
+.list{list-style:none;margin:0;padding:0;background:#fff;border:1px solid #e5e7eb;border-radius:8px}
+.item a{display:block;padding:8px 10px;border-bottom:1px solid #f3f4f6;color:inherit;text-decoration:none}
+.item.selected a{background:#ecfeff}.preview{color:#6b7280;font-size:12px;margin-top:2px}
+.badge{display:inline-block;background:#e5e7eb;border-radius:10px;padding:1px 8px;font-size:12px;margin-left:4px}
+.badge.warn{background:#fee2e2;color:#991b1b}.badge.mode{background:#dbeafe}.badge.small{font-size:11px}
+.conversation{background:#fff;border:1px solid #e5e7eb;border-radius:8px;padding:12px}
+.conversation h2{margin:0 0 2px;font-size:18px}.sub{color:#6b7280;font-size:13px}
+.actions{margin:8px 0}.inline{display:inline}button{margin-right:6px;padding:5px 10px;border:1px solid #0f766e;background:#fff;color:#0f766e;border-radius:6px;cursor:pointer}
+button:disabled{border-color:#d1d5db;color:#9ca3af;cursor:default}
+.messages{list-style:none;padding:0;margin:8px 0}
+.message{border:1px solid #e5e7eb;border-radius:8px;padding:6px 10px;margin:6px 0;max-width:75%}
+.from-customer{background:#fff}.from-ai,.from-agent,.from-api{background:#ecfdf5;margin-left:auto}
+.message.note{background:#fef9c3;border:1px dashed #ca8a04;max-width:100%}
+.meta{font-size:12px;color:#4b5563}.role{color:#6b7280}.body{margin-top:3px;white-space:pre-wrap}
+.delivery{font-size:11px;border-radius:8px;padding:0 6px;background:#e5e7eb}.status-failed{background:#fecaca;color:#991b1b}
+.status-delivered,.status-read{background:#bbf7d0}.note-tag{background:#fde68a}
+.reply{display:flex;flex-direction:column;gap:4px;margin-top:10px;border-top:1px solid #e5e7eb;padding-top:8px}
+.reply textarea,.reply input{width:100%;box-sizing:border-box;font:inherit}.reply button{align-self:flex-start}
+.notice{background:#fee2e2;color:#991b1b;padding:8px 16px}.empty{color:#6b7280}
+`;
+
+export function renderInboxPage(model: InboxPageModel): string {
+  const tabs = [
+    `<a href="${INBOX_PATH}" class="${model.status === null ? 'active' : ''}" data-testid="tab-semua">Semua<span class="count">${model.total}</span></a>`,
+    ...CONVERSATION_STATUSES.map(
+      (status) =>
+        `<a href="${escapeHtml(inboxHref(status))}" class="${model.status === status ? 'active' : ''}" data-testid="tab-${slug(status)}">` +
+        `${escapeHtml(status)}<span class="count" data-testid="count-${slug(status)}">${model.counts[status]}</span></a>`,
+    ),
+  ].join('');
+  const detail = model.selected
+    ? renderConversation(model, model.selected)
+    : '<section class="conversation"><p class="empty">Pick a conversation.</p></section>';
+  return (
+    '<!doctype html><html lang="id"><head><meta charset="utf-8">' +
+    '<meta name="viewport" content="width=device-width, initial-scale=1">' +
+    `<title>Inbox · ${escapeHtml(model.businessName)} · convo-bridge emulator</title><style>${STYLE}</style></head><body>` +
+    `<header class="top"><h1>${escapeHtml(model.businessName)}</h1><span class="muted">convo-bridge platform emulator · ${escapeHtml(model.form)} form</span>` +
+    `<a href="${escapeHtml(inboxHref(model.status, model.selected?.id))}" style="color:#fff;margin-left:auto">Refresh</a></header>` +
+    (model.notice ? `<div class="notice" data-testid="notice">${escapeHtml(model.notice)}</div>` : '') +
+    `<nav class="tabs" data-testid="status-tabs">${tabs}</nav>` +
+    `<main><div>${renderList(model)}</div><div>${detail}</div></main></body></html>`
+  );
+}

@@ -1,0 +1,161 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../../src/cli/run-cli.js';
+import { waitFor } from '../../../src/shared/wait-for.js';
+import { call } from './emulator-test-kit.js';
+
+const ROOT = new URL('../../../', import.meta.url).pathname;
+
+function capture() {
+  const out = { stdout: '', stderr: '' };
+  return {
+    out,
+    io: { stdout: (text: string) => (out.stdout += text), stderr: (text: string) => (out.stderr += text) },
+  };
+}
+
+describe('convo-bridge emulator (CLI)', () => {
+  let dir: string;
+  const children: ChildProcess[] = [];
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'emulator-cli-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+  afterEach(() => {
+    for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+  });
+
+  /** Runs the real CLI in a child process (signals are process-wide) and waits for its banner. */
+  const launch = async (args: string[]) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'emulator', ...args], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    const output = { stdout: '', stderr: '' };
+    child.stdout?.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (output.stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const url = await waitFor(() => /listening on (http:\/\/\S+)/.exec(output.stdout)?.[1], {
+      timeoutMs: 15_000,
+      what: `the emulator banner (stderr so far: ${output.stderr})`,
+    });
+    return { child, output, exited, url };
+  };
+
+  it.each([['SIGTERM'], ['SIGINT']] as const)(
+    'prints its URL and the inbox URL, serves the API, and stops cleanly on %s',
+    async (signal) => {
+      const seed = join(dir, 'seed.yaml');
+      await writeFile(seed, 'conversations:\n  - id: conv-1\n    label: Budi\n');
+      const { child, output, exited, url } = await launch([
+        '--port',
+        '0',
+        '--form',
+        'earlier',
+        '--business-id',
+        'biz-cli',
+        '--secret',
+        'cli-secret',
+        '--seed',
+        seed,
+      ]);
+      expect(output.stdout).toContain(`inbox:     ${url}/_emulator/inbox`);
+      expect(output.stdout).toContain('(earlier form)');
+      expect(output.stdout).not.toContain('cli-secret');
+      const history = await call(url, 'GET', '/v1/message/conv-1', {
+        headers: { Authorization: 'Bearer cli-secret' },
+      });
+      expect(history.json).toEqual({ status: 1, message: 'list message', data: [] });
+      expect((await call(url, 'GET', '/_emulator/conversations/conv-1')).json.label).toBe('Budi');
+      child.kill(signal);
+      expect(await exited).toBe(0);
+      expect(output.stdout).toContain(`convo-bridge emulator stopped (${signal}).`);
+      await expect(fetch(`${url}/health`)).rejects.toThrow();
+    },
+  );
+
+  it('shows examples in --help', async () => {
+    const { io, out } = capture();
+    expect(await runCli(['emulator', '--help'], io)).toBe(0);
+    expect(out.stdout).toContain('--form <form>');
+    expect(out.stdout).toContain('Examples:');
+    expect(out.stdout).toContain('convo-bridge emulator --port 4010 --business-id biz-1 --secret s3cret');
+  });
+
+  const base = ['emulator', '--port', '0', '--business-id', 'b', '--secret', 's'];
+  it.each([
+    [['emulator', '--secret', 's'], "error: required option '--business-id <id>' not specified"],
+    [
+      [...base, '--form', 'later'],
+      "error: option '--form <form>' argument 'later' is invalid. Allowed choices are current, earlier.",
+    ],
+    [
+      [...base, '--port', '70000'],
+      'convo-bridge: --port must be a whole number from 0 to 65535, got "70000"',
+    ],
+    [[...base, '--port', 'abc'], 'convo-bridge: --port must be a whole number from 0 to 65535, got "abc"'],
+    [
+      [...base, '--webhook-url', 'http://127.0.0.1:3000/h'],
+      'convo-bridge: --webhook-url and --webhook-secret go together: give both or neither',
+    ],
+    [
+      [...base, '--webhook-url', 'ftp://x', '--webhook-secret', 'w'],
+      'convo-bridge: invalid emulator options: webhook.url: webhook.url must be an http(s) URL',
+    ],
+    [
+      [...base, '--delivery', 'soon'],
+      'convo-bridge: --delivery (immediate, manual or milliseconds) must be a whole number from 1 to 600000, got "soon"',
+    ],
+    [
+      [...base, '--rate-limit', 'lots'],
+      'convo-bridge: --rate-limit must be "off" or "<authenticated>/<unauthenticated>" per minute, e.g. 100/10',
+    ],
+    [
+      [...base, '--random-seed', '-1'],
+      'convo-bridge: --random-seed must be a whole number from 0 to 4294967295, got "-1"',
+    ],
+    [
+      [...base, '--business-id', '  '],
+      'convo-bridge: invalid emulator options: businessId: Too small: expected string to have >=1 characters',
+    ],
+  ])('rejects %j with exit code 1 and a message', async (argv, message) => {
+    const { io, out } = capture();
+    expect(await runCli(argv, io)).toBe(1);
+    expect(out.stderr).toContain(message);
+  });
+
+  it('rejects a bad seed file with exit code 1 and the seed error', async () => {
+    const seed = join(dir, 'bad.yaml');
+    await writeFile(seed, 'conversations:\n  - id: c1\n    channel: fax\n');
+    const { io, out } = capture();
+    expect(await runCli([...base, '--seed', seed], io)).toBe(1);
+    expect(out.stderr).toContain(
+      `convo-bridge: seed file ${seed}: conversations[0].channel.type: Invalid option`,
+    );
+  });
+
+  it('exits with code 2 when the port is taken', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const address = blocker.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    try {
+      const { io, out } = capture();
+      expect(
+        await runCli(['emulator', '--port', String(port), '--business-id', 'b', '--secret', 's'], io),
+      ).toBe(2);
+      expect(out.stderr).toContain(
+        `the emulator cannot listen on 127.0.0.1:${port}: EADDRINUSE (the port is taken`,
+      );
+    } finally {
+      await new Promise<void>((resolve) => blocker.close(() => resolve()));
+    }
+  });
+});
