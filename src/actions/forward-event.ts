@@ -16,7 +16,8 @@ import { ConvoBridgeError } from '../shared/errors.js';
  */
 export interface DestinationOptions {
   url: string;
-  secret: string;
+  /** Signing secret; null sends the forward unsigned (the `webhook-id` header is still set). */
+  secret: string | null;
   timeoutMs?: number;
   retries?: number;
 }
@@ -51,13 +52,16 @@ export function createForwarder(
   options: { minDelayMs?: number; maxDelayMs?: number } = {},
 ): Forwarder {
   const signers = new Map(
-    Object.entries(destinations).map(([name, d]) => [name, new Webhook(d.secret, { format: 'raw' })]),
+    Object.entries(destinations).map(([name, d]) => [
+      name,
+      d.secret === null ? null : new Webhook(d.secret, { format: 'raw' }),
+    ]),
   );
   return {
     async forward(destination, body, idempotencyKey) {
       const target = destinations[destination];
       const signer = signers.get(destination);
-      if (!target || !signer) {
+      if (!target || signer === undefined) {
         throw new ForwardError(
           `unknown destination "${destination}": add it under destinations: in the config`,
           {
@@ -79,7 +83,7 @@ export function createForwarder(
               'user-agent': 'convo-bridge',
               'webhook-id': id,
               'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
-              'webhook-signature': signer.sign(id, timestamp, payload),
+              ...(signer ? { 'webhook-signature': signer.sign(id, timestamp, payload) } : {}),
             },
             timeout: { request: target.timeoutMs ?? 10_000 },
             retry: { limit: 0 },

@@ -179,6 +179,15 @@ const workerSchema = z
     safety_margin: durationSchema
       .prefault('60s')
       .describe('How long before the reply window closes the worker stops sending free-form replies.'),
+    lock_duration: durationSchema
+      .prefault('30s')
+      .describe('Job lock lifetime: a job of a killed worker is picked up again after about this long.'),
+    stalled_interval: durationSchema
+      .prefault('15s')
+      .describe('How often workers look for jobs of dead workers.'),
+    reconcile_skew: durationSchema
+      .prefault('5s')
+      .describe('Clock difference tolerated when looking for an action of unknown outcome in history.'),
   })
   .transform((w) => ({
     concurrency: w.concurrency,
@@ -188,6 +197,9 @@ const workerSchema = z
     authFailurePauseMs: w.auth_failure_pause,
     shutdownGraceMs: w.shutdown_grace,
     safetyMarginMs: w.safety_margin,
+    lockDurationMs: w.lock_duration,
+    stalledIntervalMs: w.stalled_interval,
+    reconcileSkewMs: w.reconcile_skew,
   }));
 
 const adminSchema = z.strictObject({

@@ -297,6 +297,9 @@ describe('defaults', () => {
       authFailurePauseMs: 30_000,
       shutdownGraceMs: 25_000,
       safetyMarginMs: 60_000,
+      lockDurationMs: 30_000,
+      stalledIntervalMs: 15_000,
+      reconcileSkewMs: 5_000,
     });
     expect(config.admin).toEqual({ username: 'admin' });
     expect(config.log).toEqual({ level: 'info' });

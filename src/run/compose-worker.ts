@@ -1,0 +1,126 @@
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { createForwarder } from '../actions/forward-event.js';
+import type { BridgeConfig } from '../config/config-schema.js';
+import { createPlatformClient, type PlatformClient } from '../platform/create-platform-client.js';
+import { bridgeKeys } from '../queue/redis-keys.js';
+import type { CompiledRules } from '../rules/compile-rules.js';
+import { createCallBudget } from '../worker/call-budget.js';
+import {
+  type BridgeWorker,
+  createBridgeWorker,
+  DEFAULT_WORKER_SETTINGS,
+} from '../worker/create-bridge-worker.js';
+import { classifyPlatformError, platformPort } from '../worker/platform-adapter.js';
+import type { RulesPort } from '../worker/ports.js';
+import { rulesPort } from '../worker/rules-adapter.js';
+import { createWorkerMetrics, type WorkerMetrics } from '../worker/worker-metrics.js';
+
+export interface ComposedWorker {
+  worker: BridgeWorker;
+  client: PlatformClient;
+  metrics: WorkerMetrics | undefined;
+  /** Swaps in newly loaded rules (hot reload); jobs already planned keep their frozen plan. */
+  setRules(rules: CompiledRules): void;
+  close(graceMs?: number): Promise<void>;
+}
+
+/**
+ * Builds the worker side from a loaded config: the platform client (with the shared call budget
+ * and metrics hooks), the forwarder, the rules (swappable for hot reload) and the BullMQ workers.
+ */
+export function composeWorker(
+  config: BridgeConfig,
+  rules: CompiledRules,
+  options: { logger: Logger; registry?: Registry; now?: () => Date },
+): ComposedWorker {
+  const keys = bridgeKeys(config.redis.prefix);
+  const budgetRedis = config.platform.rateLimit
+    ? new Redis(config.redis.url, { maxRetriesPerRequest: null, connectionName: 'convo-bridge:budget' })
+    : undefined;
+  budgetRedis?.on('error', () => {});
+  const budget =
+    budgetRedis && config.platform.rateLimit
+      ? createCallBudget({
+          redis: budgetRedis,
+          key: keys.platformRate,
+          max: config.platform.rateLimit.max,
+          perMs: config.platform.rateLimit.perMs,
+        })
+      : undefined;
+  const metrics = options.registry ? createWorkerMetrics(options.registry) : undefined;
+
+  const client = createPlatformClient({
+    baseUrl: config.platform.baseUrl,
+    form: config.platform.form,
+    auth:
+      config.platform.auth.businessId === null
+        ? { scheme: config.platform.auth.scheme, secret: config.platform.auth.secret }
+        : {
+            scheme: config.platform.auth.scheme,
+            businessId: config.platform.auth.businessId,
+            secret: config.platform.auth.secret,
+          },
+    timeoutMs: config.platform.timeoutMs,
+    retry: config.platform.retry,
+    allowInsecureHttp: true,
+    hooks: {
+      ...(budget ? { beforeRequest: () => budget.take() } : {}),
+      afterResponse: (info) => {
+        metrics?.platformCalls.inc({ operation: info.operation, result: info.outcome });
+        metrics?.platformLatency.observe({ operation: info.operation }, info.durationMs / 1000);
+      },
+    },
+  });
+
+  let current: RulesPort = rulesPort(rules);
+  const worker = createBridgeWorker({
+    redisUrl: config.redis.url,
+    prefix: config.redis.prefix,
+    platform: platformPort(client),
+    classifyPlatformError,
+    forwarder: createForwarder(
+      Object.fromEntries(
+        Object.entries(config.destinations).map(([name, d]) => [
+          name,
+          { url: d.url, secret: d.secret, timeoutMs: d.timeoutMs, retries: d.retries },
+        ]),
+      ),
+    ),
+    rules: () => current,
+    settings: {
+      ...DEFAULT_WORKER_SETTINGS,
+      concurrency: config.worker.concurrency,
+      backoffBaseMs: config.worker.backoff.baseMs,
+      backoffCapMs: config.worker.backoff.maxMs,
+      lockDurationMs: config.worker.lockDurationMs,
+      stalledIntervalMs: config.worker.stalledIntervalMs,
+      retention: { attempts: config.worker.attempts },
+      safetyMarginMs: config.worker.safetyMarginMs,
+      reconcileSkewMs: config.worker.reconcileSkewMs,
+      rateLimitPauseCapMs: config.worker.rateLimitPauseCapMs,
+      authFailurePauseMs: config.worker.authFailurePauseMs,
+    },
+    logger: options.logger,
+    ...(metrics ? { metrics } : {}),
+    ...(options.now ? { now: options.now } : {}),
+  });
+
+  let closing: Promise<void> | undefined;
+  return {
+    worker,
+    client,
+    metrics,
+    setRules(next) {
+      current = rulesPort(next);
+    },
+    close(graceMs = config.worker.shutdownGraceMs) {
+      closing ??= (async () => {
+        await worker.close(graceMs);
+        await budgetRedis?.quit().catch(() => undefined);
+      })();
+      return closing;
+    },
+  };
+}
