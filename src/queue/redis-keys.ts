@@ -28,8 +28,12 @@ export function bridgeKeys(prefix: string) {
     arrival: `${p}:arrival`,
     /** Per-conversation sorted set of job ids still to be processed, scored by arrival. */
     order: (conversationId: string) => `${p}:order:${sha(conversationId, 32)}`,
-    /** Quarantine of authenticated bodies that could not be understood. */
+    /** Quarantine of authenticated bodies that could not be understood: sorted set of ids by time. */
     quarantine: `${p}:quarantine`,
+    /** Quarantine entries (hash id -> JSON entry), indexed and bounded by `quarantine`. */
+    quarantineEntries: `${p}:quarantine:entries`,
+    /** Written with a short TTL by the receiver's readiness probe (`GET /readyz`). */
+    health: `${p}:health`,
     prefix: p,
   };
 }
