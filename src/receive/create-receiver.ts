@@ -258,7 +258,13 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   return {
     app,
     path: config.path,
-    listen(port = 0, host = '127.0.0.1') {
+    async listen(port = 0, host = '127.0.0.1') {
+      // Take traffic once Redis is connected, so the first deliveries after a start are not
+      // answered 503 while the connection is still being made. Start anyway if Redis stays away:
+      // webhooks are then answered 503 (and retried) and /readyz says why.
+      await producer.connected(Math.max(2_000, config.enqueueTimeoutMs)).catch(() => {
+        log.warn('listening although Redis is not connected yet; webhooks are answered 503 until it is');
+      });
       const server = createServer(app);
       // Bound slow senders (slowloris): headers within 10 s, the whole request within 30 s.
       server.headersTimeout = 10_000;

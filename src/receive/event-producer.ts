@@ -42,6 +42,8 @@ export interface EventProducer {
   queue(): Queue;
   /** Connected and not closed (cheap; `probe` does a real write). */
   isConnected(): boolean;
+  /** Resolves once connected; rejects RECEIVER_REDIS_UNAVAILABLE after `timeoutMs` (for one-shot tools). */
+  connected(timeoutMs: number): Promise<void>;
   /** A SET with a short TTL on the health key, bounded by the command timeout. */
   probe(): Promise<void>;
   close(): Promise<void>;
@@ -125,6 +127,19 @@ export function createEventProducer(options: EventProducerOptions): EventProduce
         event,
       ),
     isConnected: () => redis.status === 'ready' && !closing,
+    async connected(timeoutMs) {
+      if (redis.status === 'ready') return;
+      let onReady = () => {};
+      const ready = new Promise<void>((resolve) => {
+        onReady = resolve;
+        redis.once('ready', onReady);
+      });
+      try {
+        await withTimeout(ready, timeoutMs, 'could not connect to Redis');
+      } finally {
+        redis.off('ready', onReady);
+      }
+    },
     async probe() {
       if (closing) throw new ReceiverError('the receiver is closing', { code: 'RECEIVER_REDIS_UNAVAILABLE' });
       await withTimeout(
