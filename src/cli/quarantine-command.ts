@@ -70,12 +70,15 @@ async function withProducer<T>(
     logger: pino({ level: 'silent' }),
   });
   try {
-    await producer.connected(5_000).catch((error: unknown) => {
-      throw new CliError(`cannot reach Redis at the given --redis-url within 5 s; check that it is running`, {
-        exitCode: EXIT.unavailable,
-        code: 'REDIS_UNAVAILABLE',
-        cause: error,
-      });
+    await producer.connected(5_000, { firstError: true }).catch((error: unknown) => {
+      throw new CliError(
+        'cannot reach Redis at the given --redis-url; check that it is running and the URL is right',
+        {
+          exitCode: EXIT.unavailable,
+          code: 'REDIS_UNAVAILABLE',
+          cause: error,
+        },
+      );
     });
     return await run(producer);
   } catch (error) {

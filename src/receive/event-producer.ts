@@ -42,8 +42,11 @@ export interface EventProducer {
   queue(): Queue;
   /** Connected and not closed (cheap; `probe` does a real write). */
   isConnected(): boolean;
-  /** Resolves once connected; rejects RECEIVER_REDIS_UNAVAILABLE after `timeoutMs` (for one-shot tools). */
-  connected(timeoutMs: number): Promise<void>;
+  /**
+   * Resolves once connected; rejects RECEIVER_REDIS_UNAVAILABLE after `timeoutMs`, or at the first
+   * connection error with `firstError` (one-shot tools: a refused connection will not heal by waiting).
+   */
+  connected(timeoutMs: number, options?: { firstError?: boolean }): Promise<void>;
   /** A SET with a short TTL on the health key, bounded by the command timeout. */
   probe(): Promise<void>;
   close(): Promise<void>;
@@ -127,17 +130,27 @@ export function createEventProducer(options: EventProducerOptions): EventProduce
         event,
       ),
     isConnected: () => redis.status === 'ready' && !closing,
-    async connected(timeoutMs) {
+    async connected(timeoutMs, connectOptions = {}) {
       if (redis.status === 'ready') return;
       let onReady = () => {};
-      const ready = new Promise<void>((resolve) => {
+      let onError = (_error: unknown) => {};
+      const ready = new Promise<void>((resolve, reject) => {
         onReady = resolve;
+        onError = (error) =>
+          reject(
+            new ReceiverError(`could not connect to Redis: ${describeError(error)}`, {
+              code: 'RECEIVER_REDIS_UNAVAILABLE',
+              cause: error,
+            }),
+          );
         redis.once('ready', onReady);
+        if (connectOptions.firstError) redis.once('error', onError);
       });
       try {
         await withTimeout(ready, timeoutMs, 'could not connect to Redis');
       } finally {
         redis.off('ready', onReady);
+        redis.off('error', onError);
       }
     },
     async probe() {
