@@ -24,16 +24,16 @@ export function bridgeKeys(prefix: string) {
   return {
     /** Dedupe marker of one event: `r:<arrival>` reserved, `q:<arrival>` queued. Expires after the window. */
     dedupe: (eventKey: string) => `${p}:dedupe:${sha(eventKey)}`,
+    /** Quarantine entries (hash id -> JSON entry), indexed and bounded by `quarantine` (a zset by time). */
+    quarantineEntries: `${p}:quarantine:entries`,
+    /** Written with a short TTL by the receiver's readiness probe (`GET /readyz`). */
+    health: `${p}:health`,
     /** Monotonic arrival counter: the order in which the receiver accepted events. */
     arrival: `${p}:arrival`,
     /** Per-conversation sorted set of job ids still to be processed, scored by arrival. */
     order: (conversationId: string) => `${p}:order:${sha(conversationId, 32)}`,
-    /** Quarantine of authenticated bodies that could not be understood: sorted set of ids by time. */
+    /** Quarantine of authenticated bodies that could not be understood. */
     quarantine: `${p}:quarantine`,
-    /** Quarantine entries (hash id -> JSON entry), indexed and bounded by `quarantine`. */
-    quarantineEntries: `${p}:quarantine:entries`,
-    /** Written with a short TTL by the receiver's readiness probe (`GET /readyz`). */
-    health: `${p}:health`,
     prefix: p,
   };
 }
