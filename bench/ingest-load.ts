@@ -27,10 +27,10 @@ const instance = autocannon(
     requests: [
       {
         method: 'POST',
-        setupRequest: (request) => ({
-          ...request,
-          body: settings.body.replace('[<id>]', `${process.pid}-${(sequence += 1)}`),
-        }),
+        setupRequest: (request) => {
+          sequence += 1;
+          return { ...request, body: settings.body.replace('[<id>]', `${process.pid}-${sequence}`) };
+        },
       },
     ],
     connections: settings.connections,

@@ -191,8 +191,10 @@ async function measure(target: Target, redisUrl: string): Promise<PhaseResult[]>
 }
 
 async function main(): Promise<void> {
-  let redis: RedisServerHandle | undefined;
-  const redisUrl = process.env.REDIS_URL ?? (redis = await startRedisServer({ appendOnly: true })).url;
+  const redis: RedisServerHandle | undefined = process.env.REDIS_URL
+    ? undefined
+    : await startRedisServer({ appendOnly: true });
+  const redisUrl = process.env.REDIS_URL ?? redis?.url ?? '';
   process.stderr.write(
     `bench:ingest: ${PHASE_SECONDS} s per phase, ${SATURATION_CONNECTIONS} connections at saturation, ${FIXED_RATE_CONNECTIONS} at ${FIXED_RATE}/s, Redis ${process.env.REDIS_URL ? 'from REDIS_URL' : 'private, appendonly'}\n`,
   );

@@ -40,7 +40,10 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-/** Header names whose values never reach a log line, whatever the caller logs. */
+/**
+ * Values that never reach a log line. A pino child's `redact` replaces its parent's, so this list
+ * also covers the usual secret-bearing names, not only the webhook's headers.
+ */
 const REDACTED_PATHS = [
   'headers.authorization',
   'headers.secret',
@@ -49,6 +52,13 @@ const REDACTED_PATHS = [
   'authorization',
   'secret',
   'secrets',
+  'password',
+  '*.authorization',
+  '*.secret',
+  '*.secrets',
+  '*.password',
+  '*.secretKey',
+  '*.secret_key',
 ];
 
 const JSON_TYPE = 'application/json; charset=utf-8';

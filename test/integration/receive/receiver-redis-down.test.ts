@@ -48,6 +48,10 @@ describe('receiver when Redis is down (own redis-server)', () => {
     const down = await postWebhook(url, message('while-down'), AUTH);
     expect(down).toMatchObject({ status: 503, json: UNAVAILABLE, outcome: 'unavailable' });
     expect(down.elapsedMs).toBeLessThan(3000);
+    // A body for the quarantine cannot be kept either: 503 too, so the platform retries it.
+    const unknown = await postWebhook(url, webhookFixture('unknown-event').raw, AUTH);
+    expect(unknown).toMatchObject({ status: 503, json: UNAVAILABLE, outcome: 'unavailable' });
+    expect(unknown.elapsedMs).toBeLessThan(3000);
     const ready = await fetch(`${base}/readyz`);
     expect(ready.status).toBe(503);
     expect(receiver.isReady()).toBe(false);
