@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { registerDlqCommand } from './dlq-command.js';
 import { registerEmulatorCommand } from './emulator-command.js';
 import { registerExplainCommand } from './explain-command.js';
+import { registerQuarantineCommand } from './quarantine-command.js';
 import type { CliIo } from './run-cli.js';
 import { registerSchemaCommand } from './schema-command.js';
 import { registerValidateCommand } from './validate-command.js';
@@ -15,5 +16,6 @@ export function registerCommands(program: Command, io: CliIo): void {
   registerExplainCommand(program, io);
   registerSchemaCommand(program, io);
   registerDlqCommand(program, io);
+  registerQuarantineCommand(program, io);
   registerEmulatorCommand(program, io);
 }

@@ -24,6 +24,10 @@ export function bridgeKeys(prefix: string) {
   return {
     /** Dedupe marker of one event: `r:<arrival>` reserved, `q:<arrival>` queued. Expires after the window. */
     dedupe: (eventKey: string) => `${p}:dedupe:${sha(eventKey)}`,
+    /** Quarantine entries (hash id -> JSON entry), indexed and bounded by `quarantine` (a zset by time). */
+    quarantineEntries: `${p}:quarantine:entries`,
+    /** Written with a short TTL by the receiver's readiness probe (`GET /readyz`). */
+    health: `${p}:health`,
     /** Monotonic arrival counter: the order in which the receiver accepted events. */
     arrival: `${p}:arrival`,
     /** Per-conversation sorted set of job ids still to be processed, scored by arrival. */

@@ -1,16 +1,31 @@
+import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 
 /**
- * A Lua script bound to a name. ioredis sends it by EVALSHA and falls back to EVAL after a
- * restart flushed the script cache, so scripts survive Redis restarts.
+ * A Lua script bound to a name. It is sent by EVALSHA, and by EVAL when Redis answers NOSCRIPT
+ * (after a restart flushed the script cache), so scripts survive Redis restarts.
+ *
+ * It deliberately does not use ioredis `defineCommand`: defining a command lazily on a connection
+ * with `enableAutoPipelining` (the receiver's producer) while an auto-pipeline is pending made
+ * ioredis queue the call on a pipeline that lacks the command, which rejected the call and then
+ * crashed the process with an uncaught "results[i] is not iterable" (ioredis 5.11). EVALSHA and
+ * EVAL are ordinary commands and pipeline safely.
  */
 export function defineRedisScript<TResult>(name: string, numberOfKeys: number, lua: string) {
-  const commandName = `convoBridge${name}`;
-  return (redis: Redis, keys: readonly string[], args: readonly (string | number)[]): Promise<TResult> => {
-    const commands = redis as unknown as Record<string, (...values: (string | number)[]) => Promise<TResult>>;
-    if (typeof commands[commandName] !== 'function') redis.defineCommand(commandName, { numberOfKeys, lua });
-    const command = commands[commandName];
-    if (!command) throw new Error(`redis script ${commandName} could not be defined`);
-    return command.call(redis, ...keys, ...args);
+  const sha = createHash('sha1').update(lua).digest('hex');
+  return async (
+    redis: Redis,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+  ): Promise<TResult> => {
+    if (keys.length !== numberOfKeys) {
+      throw new Error(`redis script ${name} takes ${numberOfKeys} keys, got ${keys.length}`);
+    }
+    try {
+      return (await redis.evalsha(sha, numberOfKeys, ...keys, ...args)) as TResult;
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return (await redis.eval(lua, numberOfKeys, ...keys, ...args)) as TResult;
+    }
   };
 }

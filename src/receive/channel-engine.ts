@@ -1,0 +1,34 @@
+/**
+ * Engine spellings seen in webhooks (webhook-payloads.md §2: `wa`, `whatsapp`, `waba`, `ig`, `fb`,
+ * `webchat`...) mapped onto the names the rules use (KNOWN_ENGINES in conversation-event.ts).
+ */
+const ENGINE_ALIASES: ReadonlyMap<string, string> = new Map([
+  ['wa', 'whatsapp'],
+  ['whatsapp', 'whatsapp'],
+  ['waba', 'whatsapp'],
+  ['whatsapp_business', 'whatsapp'],
+  ['whatsapp-business', 'whatsapp'],
+  ['ig', 'instagram'],
+  ['instagram', 'instagram'],
+  ['fb', 'facebook'],
+  ['facebook', 'facebook'],
+  ['messenger', 'facebook'],
+  ['webchat', 'webchat'],
+  ['web', 'webchat'],
+  ['widget', 'webchat'],
+  ['web_chat', 'webchat'],
+  ['web-chat', 'webchat'],
+  ['telegram', 'telegram'],
+  ['tg', 'telegram'],
+  ['slack', 'slack'],
+  ['intercom', 'intercom'],
+  ['socialchat', 'socialchat'],
+  ['social_chat', 'socialchat'],
+]);
+
+/** A known engine name, or the given one trimmed and lower-cased, or 'unknown' when there is none. */
+export function normalizeEngine(raw: string | null): string {
+  const value = (raw ?? '').trim().toLowerCase();
+  if (value === '') return 'unknown';
+  return ENGINE_ALIASES.get(value) ?? value;
+}

@@ -1,0 +1,176 @@
+import { type JobsOptions, Queue } from 'bullmq';
+import { Redis, type RedisOptions } from 'ioredis';
+import type { Logger } from 'pino';
+import type { ConversationEvent } from '../events/conversation-event.js';
+import { type IngestResult, ingestEvent } from '../queue/ingest-event.js';
+import { type BridgeKeys, bridgeKeys, QUEUE_NAMES } from '../queue/redis-keys.js';
+import { describeError } from '../shared/errors.js';
+import { ReceiverError } from './receiver-errors.js';
+import { withTimeout } from './with-timeout.js';
+
+/**
+ * Job options of the `events` queue unless the caller sets them: bounded Redis memory (finished
+ * jobs are removed by age and count; the dedupe markers, not the jobs, recognise redeliveries) and
+ * retries with exponential backoff for the worker's transient failures. The worker's config will
+ * set these later; they are options of createReceiver.
+ */
+export const DEFAULT_EVENT_JOB_OPTIONS: JobsOptions = {
+  attempts: 5,
+  backoff: { type: 'exponential', delay: 2_000 },
+  removeOnComplete: { age: 24 * 3600, count: 10_000 },
+  removeOnFail: { age: 7 * 24 * 3600, count: 50_000 },
+};
+
+export interface EventProducerOptions {
+  redisUrl?: string;
+  /** ioredis options (host, port, password, tls...); the fail-fast settings below apply on top. */
+  redis?: RedisOptions;
+  prefix: string;
+  dedupeWindowSeconds: number;
+  jobOptions: JobsOptions;
+  /** Upper bound for one Redis command; also the bound of the readiness probe. */
+  commandTimeoutMs: number;
+  logger: Logger;
+}
+
+export interface EventProducer {
+  readonly redis: Redis;
+  readonly keys: BridgeKeys;
+  /** Stores the event durably (exactly once per key); rejects when Redis cannot take it. */
+  ingest(event: ConversationEvent): Promise<IngestResult>;
+  /** The queue as it is now (a queue whose start-up failed is replaced on the next ingest). */
+  queue(): Queue;
+  /** Connected and not closed (cheap; `probe` does a real write). */
+  isConnected(): boolean;
+  /**
+   * Resolves once connected; rejects RECEIVER_REDIS_UNAVAILABLE after `timeoutMs`, or at the first
+   * connection error with `firstError` (one-shot tools: a refused connection will not heal by waiting).
+   */
+  connected(timeoutMs: number, options?: { firstError?: boolean }): Promise<void>;
+  /** A SET with a short TTL on the health key, bounded by the command timeout. */
+  probe(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * The receiver's Redis producer. It must fail fast when Redis is down, so that the webhook is
+ * answered 503 in bounded time and the platform retries (BullMQ "going to production": disable the
+ * offline queue for producers). Auto-pipelining batches the commands of concurrent requests into
+ * one write, which is most of the ingest throughput under load.
+ */
+export function createEventProducer(options: EventProducerOptions): EventProducer {
+  const { logger } = options;
+  const redisOptions: RedisOptions = {
+    connectTimeout: 2_000,
+    maxRetriesPerRequest: 1,
+    // Reconnect quickly (at most 1 s apart) so service resumes soon after Redis is back.
+    retryStrategy: (times: number) => Math.min(times * 100, 1_000),
+    ...options.redis,
+    commandTimeout: options.commandTimeoutMs,
+    enableOfflineQueue: false,
+    enableAutoPipelining: true,
+    lazyConnect: false,
+  };
+  const redis =
+    options.redisUrl === undefined ? new Redis(redisOptions) : new Redis(options.redisUrl, redisOptions);
+  let lastErrorLog = 0;
+  // Without a listener ioredis would print every reconnect error; log at most one per 5 s instead.
+  redis.on('error', (error: unknown) => {
+    const now = Date.now();
+    if (now - lastErrorLog < 5_000) return;
+    lastErrorLog = now;
+    logger.warn(
+      { err: describeError(error) },
+      'redis connection error (webhooks are answered 503 until it is back)',
+    );
+  });
+
+  const keys = bridgeKeys(options.prefix);
+  interface QueueSlot {
+    queue: Queue;
+    failed: boolean;
+  }
+  const makeQueue = (): QueueSlot => {
+    // Shares the fail-fast connection (BullMQ does not close a connection it was given).
+    const queue = new Queue(QUEUE_NAMES.events, { connection: redis, prefix: options.prefix });
+    const slot: QueueSlot = { queue, failed: false };
+    queue.on('error', (error: unknown) => logger.debug({ err: describeError(error) }, 'events queue error'));
+    // BullMQ's start-up (wait for ready, read the Redis version) runs once; if it failed, this
+    // queue can never add again and is replaced on the next ingest.
+    queue.waitUntilReady().catch(() => {
+      slot.failed = true;
+    });
+    return slot;
+  };
+  let slot = makeQueue();
+  let closing: Promise<void> | undefined;
+
+  const currentQueue = (): Queue => {
+    if (slot.failed && !closing) {
+      const old = slot.queue;
+      slot = makeQueue();
+      old.close().catch(() => undefined);
+    }
+    return slot.queue;
+  };
+
+  return {
+    redis,
+    keys,
+    queue: currentQueue,
+    ingest: (event) =>
+      ingestEvent(
+        {
+          redis,
+          queue: currentQueue(),
+          keys,
+          dedupeWindowSeconds: options.dedupeWindowSeconds,
+          jobOptions: options.jobOptions,
+        },
+        event,
+      ),
+    isConnected: () => redis.status === 'ready' && !closing,
+    async connected(timeoutMs, connectOptions = {}) {
+      if (redis.status === 'ready') return;
+      let onReady = () => {};
+      let onError = (_error: unknown) => {};
+      const ready = new Promise<void>((resolve, reject) => {
+        onReady = resolve;
+        onError = (error) =>
+          reject(
+            new ReceiverError(`could not connect to Redis: ${describeError(error)}`, {
+              code: 'RECEIVER_REDIS_UNAVAILABLE',
+              cause: error,
+            }),
+          );
+        redis.once('ready', onReady);
+        if (connectOptions.firstError) redis.once('error', onError);
+      });
+      try {
+        await withTimeout(ready, timeoutMs, 'could not connect to Redis');
+      } finally {
+        redis.off('ready', onReady);
+        redis.off('error', onError);
+      }
+    },
+    async probe() {
+      if (closing) throw new ReceiverError('the receiver is closing', { code: 'RECEIVER_REDIS_UNAVAILABLE' });
+      await withTimeout(
+        redis.set(keys.health, String(Date.now()), 'PX', 10_000),
+        options.commandTimeoutMs,
+        'Redis did not accept the readiness write',
+      );
+    },
+    close() {
+      closing ??= (async () => {
+        await slot.queue.close().catch(() => undefined);
+        try {
+          await withTimeout(redis.quit(), 1_000, 'Redis QUIT');
+        } catch {
+          redis.disconnect();
+        }
+      })();
+      return closing;
+    },
+  };
+}
