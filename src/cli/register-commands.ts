@@ -4,6 +4,7 @@ import { registerEmulatorCommand } from './emulator-command.js';
 import { registerExplainCommand } from './explain-command.js';
 import { registerQuarantineCommand } from './quarantine-command.js';
 import type { CliIo } from './run-cli.js';
+import { registerRunCommands } from './run-commands.js';
 import { registerSchemaCommand } from './schema-command.js';
 import { registerValidateCommand } from './validate-command.js';
 
@@ -12,6 +13,7 @@ import { registerValidateCommand } from './validate-command.js';
  * Keep this list in the order `--help` shows it.
  */
 export function registerCommands(program: Command, io: CliIo): void {
+  registerRunCommands(program, io);
   registerValidateCommand(program, io);
   registerExplainCommand(program, io);
   registerSchemaCommand(program, io);

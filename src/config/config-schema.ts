@@ -161,7 +161,7 @@ const redisSchema = z.strictObject({
   url: httpUrl('redis://127.0.0.1:6379', ['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
   prefix: z
     .string()
-    .regex(/^[A-Za-z0-9_.:-]+$/, { error: 'use letters, digits and _ . : -' })
+    .regex(/^[A-Za-z0-9_.-]{1,64}$/, { error: 'use 1-64 letters, digits and _ . -' })
     .default('cb'),
 });
 

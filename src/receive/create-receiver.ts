@@ -173,6 +173,14 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   app.get('/readyz', async (_req, res) => {
     try {
       await producer.probe();
+      const notReady = options.readiness ? await options.readiness() : null;
+      if (notReady !== null) {
+        res
+          .status(503)
+          .set('content-type', JSON_TYPE)
+          .send(JSON.stringify({ status: 'unavailable', error: notReady }));
+        return;
+      }
       res.status(200).set('content-type', JSON_TYPE).send('{"status":"ready"}');
     } catch (error) {
       log.warn({ err: describeError(error) }, 'not ready: Redis does not accept writes');
@@ -218,6 +226,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       finish(req, res, await receiveWebhookBody(effects, body, new Date()));
     },
   );
+
+  options.routes?.(app);
 
   app.use((req: Request, res: Response) => {
     res

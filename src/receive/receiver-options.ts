@@ -1,4 +1,5 @@
 import type { JobsOptions } from 'bullmq';
+import type { Express } from 'express';
 import type { RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -38,6 +39,13 @@ export interface ReceiverOptions {
   quarantineMax?: number;
   /** Bytes of each quarantined body kept (default 64 KiB). */
   quarantineBodyBytes?: number;
+  /** More routes on the same app (mounted before the JSON 404 handler), e.g. an admin UI. */
+  routes?: (app: Express) => void;
+  /**
+   * An extra readiness condition for `GET /readyz` besides Redis (the worker, shutdown):
+   * returns why the process is not ready, or null when it is.
+   */
+  readiness?: () => string | null | Promise<string | null>;
 }
 
 export const RECEIVER_DEFAULTS = {

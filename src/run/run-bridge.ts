@@ -1,0 +1,267 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { Counter, collectDefaultMetrics, Registry } from 'prom-client';
+import type { ConfigError } from '../config/config-error.js';
+import { type LoadedConfig, loadConfig } from '../config/load-config.js';
+import { watchConfig } from '../config/watch-config.js';
+import { createLogger } from '../observe/logger.js';
+import { bridgeJobOptions } from '../queue/job-options.js';
+import { bridgeKeys } from '../queue/redis-keys.js';
+import { createReceiver, type Receiver } from '../receive/create-receiver.js';
+import { describeError } from '../shared/errors.js';
+import { mountAdmin } from './admin-routes.js';
+import { type ComposedWorker, composeWorker } from './compose-worker.js';
+import { registerQueueGauges } from './queue-gauges.js';
+
+export type BridgeMode = 'start' | 'serve' | 'work';
+
+export interface RunBridgeOptions {
+  mode: BridgeMode;
+  configPath: string;
+  env?: NodeJS.ProcessEnv;
+  /** `work` only: serve /healthz, /readyz and /metrics on this port (none when omitted). */
+  port?: number;
+  logger?: Logger;
+  /** Install SIGTERM/SIGINT handlers (the CLI does; tests that embed the bridge may not). */
+  handleSignals?: boolean;
+  /** Stall window for readiness: jobs waiting and no progress for this long means not ready. */
+  stallWindowMs?: number;
+}
+
+export interface RunningBridge {
+  /** Where the receiver (or the worker's health server) listens; null when nothing does. */
+  url: string | null;
+  config: LoadedConfig;
+  /** Graceful stop: readiness false, HTTP drained, in-flight jobs finished (up to the grace), connections closed. */
+  stop(reason?: string): Promise<void>;
+  /** Resolves with the exit code once the bridge has stopped. */
+  stopped: Promise<number>;
+}
+
+/**
+ * The composition root of `convo-bridge start | serve | work`: reads the config once and builds
+ * the receiver and/or the worker with one logger, one metrics registry and one shutdown path.
+ */
+export async function runBridge(options: RunBridgeOptions): Promise<RunningBridge> {
+  const env = options.env ?? process.env;
+  const loaded = await loadConfig(options.configPath, { env });
+  const { config } = loaded;
+  const logger = options.logger ?? createLogger({ level: config.log.level });
+  const log = logger.child({ mode: options.mode });
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'convo_bridge_' });
+  const reloads = new Counter({
+    name: 'convo_bridge_config_reloads_total',
+    help: 'Config reloads by result (ok: new rules in force; invalid: old rules kept).',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
+  const keys = bridgeKeys(config.redis.prefix);
+  const redis = new Redis(config.redis.url, {
+    maxRetriesPerRequest: 1,
+    connectionName: 'convo-bridge:control',
+  });
+  redis.on('error', () => {});
+  await checkRedisPolicy(redis, log);
+
+  const runsWorker = options.mode !== 'serve';
+  const runsReceiver = options.mode !== 'work';
+  let shuttingDown = false;
+  let composed: ComposedWorker | undefined;
+  let lastProgressAt = Date.now();
+  if (runsWorker) {
+    composed = composeWorker(config, loaded.rules, { logger: log, registry });
+    await composed.worker.start();
+    log.info({ concurrency: config.worker.concurrency, rules: loaded.rules.rules.length }, 'worker started');
+  }
+  const queuesForGauges = composed ? [composed.worker.eventsQueue, composed.worker.timersQueue] : [];
+  registerQueueGauges(registry, queuesForGauges, redis, keys);
+
+  const stallWindowMs = options.stallWindowMs ?? 120_000;
+  const readiness = async (): Promise<string | null> => {
+    if (shuttingDown) return 'shutting down';
+    if (!composed) return null;
+    const queue = composed.worker.eventsQueue;
+    const waiting = await queue.getWaitingCount();
+    if (waiting === 0) {
+      lastProgressAt = Date.now();
+      return null;
+    }
+    if (!composed.worker.isRunning())
+      return `the worker has stopped taking jobs while ${waiting} are waiting`;
+    const completed = await queue.getCompletedCount().catch(() => 0);
+    if (completed !== lastCompleted) {
+      lastCompleted = completed;
+      lastProgressAt = Date.now();
+    }
+    const rateLimited = (await queue.getRateLimitTtl().catch(() => 0)) > 0;
+    if (!rateLimited && Date.now() - lastProgressAt > stallWindowMs) {
+      return `no job finished for ${Math.round((Date.now() - lastProgressAt) / 1000)} s while ${waiting} are waiting`;
+    }
+    return null;
+  };
+  let lastCompleted = -1;
+
+  let receiver: Receiver | undefined;
+  let url: string | null = null;
+  let closeHttp: (() => Promise<void>) | undefined;
+  if (runsReceiver) {
+    receiver = createReceiver({
+      path: config.receiver.path,
+      secrets: config.receiver.secrets,
+      bodyLimitBytes: config.receiver.bodyLimitBytes,
+      dedupeWindowSeconds: Math.round(config.receiver.dedupeWindowMs / 1000),
+      enqueueTimeoutMs: config.receiver.enqueueTimeoutMs,
+      redisUrl: config.redis.url,
+      prefix: config.redis.prefix,
+      jobOptions: bridgeJobOptions({ attempts: config.worker.attempts }),
+      logger: log,
+      metrics: registry,
+      readiness,
+      routes: (app) => {
+        if (composed && mountAdmin(app, queuesForGauges, config.admin)) {
+          log.info('bull-board at /admin/queues (basic auth)');
+        }
+      },
+    });
+    const listening = await receiver.listen(config.receiver.port, config.receiver.host);
+    url = listening.url;
+    closeHttp = listening.close;
+    log.info({ url: `${url}${config.receiver.path}` }, 'receiver listening');
+  } else if (options.port !== undefined) {
+    const server = await healthServer(options.port, config.receiver.host, registry, redis, readiness);
+    const address = server.address() as AddressInfo;
+    url = `http://${config.receiver.host}:${address.port}`;
+    closeHttp = () => new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  const watcher = watchConfig(options.configPath, {
+    env,
+    onReload: (next) => {
+      composed?.setRules(next.rules);
+      reloads.inc({ result: 'ok' });
+      log.info({ rules: next.rules.rules.length }, 'config reloaded: new rules in force');
+      if (
+        JSON.stringify(next.config.receiver) !== JSON.stringify(config.receiver) ||
+        next.config.redis.url !== config.redis.url
+      ) {
+        log.warn('receiver and redis settings changed too: they take effect after a restart');
+      }
+    },
+    onError: (error: ConfigError) => {
+      reloads.inc({ result: 'invalid' });
+      log.error(
+        { problems: error.issues.length },
+        `config change rejected, the previous rules stay in force:\n${error.message}`,
+      );
+    },
+    sighup: options.handleSignals ?? false,
+  });
+
+  let resolveStopped: (code: number) => void = () => {};
+  const stopped = new Promise<number>((resolve) => {
+    resolveStopped = resolve;
+  });
+  let stopping: Promise<void> | undefined;
+  const stop = (reason = 'stop requested') => {
+    stopping ??= (async () => {
+      shuttingDown = true;
+      log.info({ reason }, 'shutting down: readiness off, draining HTTP, finishing in-flight jobs');
+      watcher.close();
+      await closeHttp?.().catch((error: unknown) => log.warn({ err: describeError(error) }, 'HTTP drain'));
+      await receiver
+        ?.close()
+        .catch((error: unknown) => log.warn({ err: describeError(error) }, 'receiver close'));
+      await composed
+        ?.close()
+        .catch((error: unknown) => log.warn({ err: describeError(error) }, 'worker close'));
+      await redis.quit().catch(() => undefined);
+      log.info('stopped');
+      resolveStopped(0);
+    })();
+    return stopping;
+  };
+
+  if (options.handleSignals) {
+    let signals = 0;
+    const onSignal = (signal: NodeJS.Signals) => {
+      signals += 1;
+      if (signals > 1) {
+        log.warn(
+          { signal },
+          'second signal: exiting now without waiting (unfinished jobs are retried later)',
+        );
+        process.exit(1);
+      }
+      void stop(signal);
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+    void stopped.then(() => {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+    });
+  }
+
+  return { url, config: loaded, stop, stopped };
+}
+
+/** Durable-before-ack needs Redis to keep what it took: say so loudly when it may evict keys. */
+async function checkRedisPolicy(redis: Redis, log: Logger): Promise<void> {
+  try {
+    const reply = (await redis.config('GET', 'maxmemory-policy')) as string[];
+    const policy = reply[1];
+    if (policy && policy !== 'noeviction') {
+      log.error(
+        { policy },
+        `Redis maxmemory-policy is "${policy}": under memory pressure Redis may EVICT queued events and ` +
+          'dedupe keys, losing or repeating work. Set `maxmemory-policy noeviction` (BullMQ requires it).',
+      );
+    }
+  } catch (error) {
+    log.warn(
+      { err: describeError(error) },
+      'could not read Redis maxmemory-policy (CONFIG may be disabled); make sure it is noeviction',
+    );
+  }
+}
+
+async function healthServer(
+  port: number,
+  host: string,
+  registry: Registry,
+  redis: Redis,
+  readiness: () => Promise<string | null>,
+): Promise<Server> {
+  const app = express();
+  app.disable('x-powered-by');
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const redisOk = await redis.ping().then(
+      () => true,
+      () => false,
+    );
+    const reason = redisOk ? await readiness() : 'Redis does not answer';
+    if (reason) res.status(503).json({ status: 'unavailable', error: reason });
+    else res.json({ status: 'ready' });
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.set('content-type', registry.contentType).send(await registry.metrics());
+  });
+  app.use((_req, res) => {
+    res
+      .status(404)
+      .json({ success: false, error: 'not found: /healthz, /readyz and /metrics are served here' });
+  });
+  const server = createServer(app);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return server;
+}
