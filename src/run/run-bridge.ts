@@ -29,6 +29,8 @@ export interface RunBridgeOptions {
   handleSignals?: boolean;
   /** Stall window for readiness: jobs waiting and no progress for this long means not ready. */
   stallWindowMs?: number;
+  /** The worker's clock (rules, windows). Only the demo's simulated morning sets it. */
+  now?: () => Date;
 }
 
 export interface RunningBridge {
@@ -73,7 +75,11 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
   let composed: ComposedWorker | undefined;
   let lastProgressAt = Date.now();
   if (runsWorker) {
-    composed = composeWorker(config, loaded.rules, { logger: log, registry });
+    composed = composeWorker(config, loaded.rules, {
+      logger: log,
+      registry,
+      ...(options.now ? { now: options.now } : {}),
+    });
     await composed.worker.start();
     log.info({ concurrency: config.worker.concurrency, rules: loaded.rules.rules.length }, 'worker started');
   }
