@@ -33,8 +33,8 @@ const KNOWN_TEXTS: ReadonlyArray<readonly [string, PlatformErrorCode | 'AUTH_OR_
   ['note is required', 'VALIDATION'],
   ['media mime type not supported', 'VALIDATION'],
   ['media type not supported', 'VALIDATION'],
-  // Server-side texts that name the step that failed. They prove the thing was not created, so
-  // even on a note they are SERVER (retried), not OUTCOME_UNKNOWN.
+  // Server-side texts that name the step that failed. On a send or note they still become
+  // OUTCOME_UNKNOWN (see below): a text is not proof that nothing was stored.
   ['error create note', 'SERVER'],
   ['error update lock by human', 'SERVER'],
   ['error count conversation', 'SERVER'],
@@ -129,9 +129,10 @@ export function classifyAnswer(facts: AnswerFacts, safety: OperationSafety, nowM
   else if (byText !== null) code = byText;
   else code = numeric.map(codeForStatus).find((c): c is PlatformErrorCode => c !== null) ?? 'VALIDATION';
 
-  // A send or note that failed on the server side without a text proving nothing was created may
-  // have been acted on: the caller has to reconcile against the history instead of repeating it.
-  if (code === 'SERVER' && safety === 'creates' && byText !== 'SERVER') code = 'OUTCOME_UNKNOWN';
+  // A send or note that failed on the server side may have been acted on, whatever the text says
+  // (a platform can store the note and then fail on a later step with "error create note"): the
+  // caller reconciles against the history instead of repeating it. Found by the e2e fault test.
+  if (code === 'SERVER' && safety === 'creates') code = 'OUTCOME_UNKNOWN';
 
   const failure: Failure = {
     code,

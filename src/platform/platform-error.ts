@@ -8,8 +8,8 @@ import type { PlatformOperation } from './operations.js';
  * - `NOT_FOUND`: unknown conversation or merchant (404, `conversation not found`).
  * - `VALIDATION`: the request was refused as invalid, by the platform or before sending (attempts 0).
  * - `RATE_LIMITED`: 429; `retryAfterMs` says how long to pause when the platform said so.
- * - `SERVER`: the platform failed without acting (5xx on a call that is safe to repeat, or a known
- *   server-side text such as `error create note`).
+ * - `SERVER`: the platform failed on a call that is safe to repeat (5xx, or a server-side text such
+ *   as `error count conversation`); on a send or note the same failure is OUTCOME_UNKNOWN.
  * - `NETWORK`: no HTTP answer (refused, DNS, reset) on a call that was safe to repeat.
  * - `TIMEOUT`: no answer within `timeoutMs` on a call that was safe to repeat.
  * - `OUTCOME_UNKNOWN`: a send or note failed in a way that does not prove it was not acted on

@@ -1,0 +1,107 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../src/shared/wait-for.js';
+import { exampleConfig } from '../../support/bridge-harness.js';
+import { createWorld, type World } from '../../support/e2e-world.js';
+
+describe('timers, the 24-hour window and redeliveries end to end', () => {
+  let world: World | undefined;
+  afterEach(async () => {
+    await world?.close();
+    world = undefined;
+  });
+
+  it('the escalation timer fires when no agent replies: a note and a second CRM forward', async () => {
+    world = await createWorld({ config: await exampleConfig({ hours: 'open', timer: '2s' }) });
+    const w = world;
+    w.conversation('c-sla', { type: 'whatsapp_qr', id: 'ch_wa_qr' });
+    w.say('c-sla', 'Saya mau komplain');
+    await waitFor(() => w.notes('c-sla').length === 2, { timeoutMs: 15_000, what: 'the timer note' });
+    expect(w.notes('c-sla')).toEqual([
+      "Escalated by escalate-complaints: customer wrote 'komplain'",
+      'No agent reply 15 minutes after escalation.',
+    ]);
+    await waitFor(() => w.crm.forConversation('c-sla').length === 2, {
+      timeoutMs: 10_000,
+      what: 'the second forward',
+    });
+    const ids = new Set(w.crm.forConversation('c-sla').map((r) => r.webhookId));
+    expect(ids.size).toBe(2);
+    expect(await w.redis.hlen(w.keys.timers('c-sla'))).toBe(0);
+  });
+
+  it('an agent reply before the timer is due cancels it', async () => {
+    world = await createWorld({ config: await exampleConfig({ hours: 'open', timer: '3s' }) });
+    const w = world;
+    w.conversation('c-agent', { type: 'whatsapp_qr', id: 'ch_wa_qr' });
+    const escalated = Date.now();
+    w.say('c-agent', 'Saya marah sekali');
+    await waitFor(async () => (await w.redis.hlen(w.keys.timers('c-agent'))) === 1, {
+      timeoutMs: 10_000,
+      what: 'the timer to be set',
+    });
+    const [timerId] = await w.redis.hkeys(w.keys.timers('c-agent'));
+    w.admin.takeOver('c-agent', 'Rina');
+    w.admin.agentReply('c-agent', 'Mohon maaf Kak, kami cek sekarang.', 'Rina');
+    // The agent_reply event cancels the timer: its registration and its delayed job are gone.
+    await waitFor(async () => (await w.redis.hlen(w.keys.timers('c-agent'))) === 0, {
+      timeoutMs: 10_000,
+      what: 'the timer to be cancelled',
+    });
+    expect(await w.redis.exists(`${w.prefix}:timers:${timerId}`)).toBe(0);
+    // Past the time it would have fired (3 s after escalation, plus a margin): still one note only.
+    await waitFor(() => Date.now() > escalated + 5_000, { timeoutMs: 10_000, what: 'the due time to pass' });
+    expect(w.notes('c-agent')).toEqual(["Escalated by escalate-complaints: customer wrote 'marah'"]);
+    expect(w.crm.forConversation('c-agent')).toHaveLength(1);
+  });
+
+  it('4 deliveries of one event (the platform retrying) give one note and one need-human call', async () => {
+    world = await createWorld({ config: await exampleConfig({ hours: 'open' }) });
+    const w = world;
+    w.conversation('c-dup', { type: 'instagram', id: 'ch_ig' });
+    w.say('c-dup', 'Tolong refund pesanan saya');
+    await waitFor(() => w.notes('c-dup').length === 1, { timeoutMs: 10_000, what: 'the first note' });
+    const original = w.admin.deliveries().find((d) => d.conversationId === 'c-dup');
+    if (!original) throw new Error('no delivery recorded');
+    // Three more deliveries of the same event, two of them at the same time.
+    w.admin.redeliver(original.id);
+    w.admin.redeliver(original.id);
+    w.admin.redeliver(original.id);
+    await w.admin.deliveriesSettled();
+    const copies = w.admin.deliveries().filter((d) => d.conversationId === 'c-dup');
+    expect(copies).toHaveLength(4);
+    expect(copies.map((d) => d.state)).toEqual(['delivered', 'delivered', 'delivered', 'delivered']);
+    expect(w.notes('c-dup')).toHaveLength(1);
+    expect(w.requests('note', 'c-dup')).toHaveLength(1);
+    expect(w.requests('needHuman', 'c-dup')).toHaveLength(1);
+    expect(w.crm.forConversation('c-dup')).toHaveLength(1);
+  });
+
+  it('a reply 25 h after the last WhatsApp-API message is never sent; when_closed runs instead', async () => {
+    world = await createWorld({ config: await exampleConfig({ hours: 'closed' }) });
+    const w = world;
+    // The example maps engine whatsapp + channel ch_waba_1 to whatsapp_api, where the window applies.
+    w.conversation('c-late', { type: 'whatsapp_api', id: 'ch_waba_1' }, 'Andi');
+    // A customer message from 25 hours ago reaches the bridge only now (after-hours would reply).
+    w.say('c-late', 'Halo, masih buka?', '25h');
+    await waitFor(() => w.notes('c-late').length === 1, { timeoutMs: 10_000, what: 'the when_closed note' });
+    expect(w.notes('c-late')[0]).toMatch(
+      /^Reply not sent: the 24-hour window is closed \(1h( \d+m)?\)\. Use a template\.$/,
+    );
+    expect(w.detail('c-late').needHuman).toBe(true);
+    expect(w.requests('send', 'c-late')).toEqual([]);
+    expect(w.apiMessages('c-late')).toEqual([]);
+  });
+
+  it('the same late message on a WhatsApp QR number (no window) is answered and delivered', async () => {
+    world = await createWorld({ config: await exampleConfig({ hours: 'closed' }) });
+    const w = world;
+    w.conversation('c-qr', { type: 'whatsapp_qr', id: 'ch_wa_qr' }, 'Andi');
+    w.say('c-qr', 'Halo, masih buka?', '25h');
+    await waitFor(() => w.apiMessages('c-qr').length === 1, { timeoutMs: 10_000, what: 'the reply' });
+    expect(w.apiMessages('c-qr')[0]).toMatchObject({
+      text: 'Terima kasih Andi! Tim kami kembali pada jam kerja.',
+      deliveryStatus: 'delivered',
+    });
+    expect(w.notes('c-qr')).toEqual([]);
+  });
+});
