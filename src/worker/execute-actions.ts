@@ -269,10 +269,16 @@ async function perform(action: PlannedAction, ctx: ExecutionContext): Promise<st
         window.applies && window.closesAt
           ? { windowClosesAt: new Date(window.closesAt.getTime() - ctx.safetyMarginMs) }
           : undefined;
+      // The earlier form requires `text` with media too; the current form ignores text when media
+      // is present, so the caption (or name, or URL) goes along in both.
       const input =
         'text' in action.message
           ? { conversationId, text: action.message.text }
-          : { conversationId, media: action.message.media };
+          : {
+              conversationId,
+              media: action.message.media,
+              text: action.message.media.caption ?? action.message.media.name ?? action.message.media.url,
+            };
       const result = await ctx.platform.sendMessage(
         action.replyToMessageId ? { ...input, replyToMessageId: action.replyToMessageId } : input,
         guard,
