@@ -18,6 +18,8 @@ interface EmulatorFlags {
   randomSeed?: string;
   delivery: string;
   rateLimit?: string;
+  requestLogSize?: string;
+  deliveryLogSize?: string;
 }
 
 const EXAMPLES = `
@@ -79,6 +81,12 @@ export function emulatorOptionsFromFlags(flags: EmulatorFlags): EmulatorOptions 
       ? {}
       : { seed: parseInteger(flags.randomSeed, '--random-seed', 0, 0xffff_ffff) }),
     ...(rateLimit === undefined ? {} : { rateLimit }),
+    ...(flags.requestLogSize === undefined
+      ? {}
+      : { requestLogSize: parseInteger(flags.requestLogSize, '--request-log-size', 1, 1_000_000) }),
+    ...(flags.deliveryLogSize === undefined
+      ? {}
+      : { deliveryLogSize: parseInteger(flags.deliveryLogSize, '--delivery-log-size', 1, 1_000_000) }),
   };
 }
 
@@ -116,6 +124,8 @@ export function registerEmulatorCommand(program: Command, io: CliIo): void {
       'delivery_status progression: immediate, manual, or milliseconds per step',
       'immediate',
     )
+    .option('--request-log-size <n>', 'API requests kept for /_emulator/requests (default 10000)')
+    .option('--delivery-log-size <n>', 'webhook attempts kept for /_emulator/delivery-log (default 10000)')
     .option(
       '--rate-limit <spec>',
       'requests per minute as <authenticated>/<unauthenticated>, or off (earlier form: 100/10)',

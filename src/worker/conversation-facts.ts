@@ -28,6 +28,21 @@ function parseDate(value: string | undefined): Date | null {
   return Number.isNaN(date.getTime()) ? null : date;
 }
 
+export function toStoredFacts(
+  facts: Record<string, string>,
+  once: Record<string, string>,
+  cooldowns: Record<string, string>,
+): StoredFacts {
+  return {
+    lastCustomerMessageAt: parseDate(facts.lastIn),
+    firstEventKey: facts.firstIn ?? null,
+    historyChecked: facts.historyChecked === '1',
+    onceMarks: once,
+    cooldowns,
+  };
+}
+
+/** The facts alone (a fired timer reads them; an event's run gets them from prepare-run.ts). */
 export async function loadFacts(
   redis: Redis,
   keys: BridgeKeys,
@@ -38,13 +53,7 @@ export async function loadFacts(
     redis.hgetall(keys.once(conversationId)),
     redis.hgetall(keys.cooldowns(conversationId)),
   ]);
-  return {
-    lastCustomerMessageAt: parseDate(facts.lastIn),
-    firstEventKey: facts.firstIn ?? null,
-    historyChecked: facts.historyChecked === '1',
-    onceMarks: once,
-    cooldowns,
-  };
+  return toStoredFacts(facts, once, cooldowns);
 }
 
 /** Records a customer message: moves the last-customer-message time forward, never back. */

@@ -80,7 +80,12 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
   // ride out Redis restarts instead of failing commands.
   const connect = (name: string) =>
     new Redis(options.redisUrl, { maxRetriesPerRequest: null, connectionName: `convo-bridge:${name}` });
-  const redis = connect('worker-commands');
+  // Auto-pipelining batches the many small commands of concurrent jobs into fewer writes.
+  const redis = new Redis(options.redisUrl, {
+    maxRetriesPerRequest: null,
+    enableAutoPipelining: true,
+    connectionName: 'convo-bridge:worker-commands',
+  });
   redis.on('error', (error) => log.warn({ err: error.message }, 'redis (worker commands) connection error'));
   const queueConnection = connect('worker-queues');
   queueConnection.on('error', () => {});

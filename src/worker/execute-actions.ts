@@ -64,6 +64,8 @@ export interface ExecutionContext {
   reconcileSkewMs: number;
   /** On a replay from the dead-letter set, actions that failed for good are tried again. */
   replay: boolean;
+  /** The ledger as already read (prepare-run.ts reads it with everything else); read here when absent. */
+  ledger?: Map<string, LedgerEntry>;
   log: Logger;
   onAction?: (report: ActionReport) => void;
   onWindowBlocked?: (action: PlannedAction) => void;
@@ -79,7 +81,7 @@ export async function executeActions(
   actions: readonly PlannedAction[],
   ctx: ExecutionContext,
 ): Promise<ActionReport[]> {
-  const ledger = await readLedger(ctx);
+  const ledger = ctx.ledger ?? (await readLedger(ctx));
   const reports: ActionReport[] = [];
   let history: HistoryMessage[] | undefined;
   const loadHistory = async () => {
@@ -116,12 +118,27 @@ async function writeLedger(
   id: string,
   entry: LedgerEntry,
 ) {
+  const first = ledger.size === 0;
   ledger.set(id, entry);
-  await ctx.redis
-    .multi()
-    .hset(ctx.ledgerKey, id, JSON.stringify(entry))
-    .expire(ctx.ledgerKey, LEDGER_TTL_SECONDS)
-    .exec();
+  if (first) {
+    await ctx.redis
+      .multi()
+      .hset(ctx.ledgerKey, id, JSON.stringify(entry))
+      .expire(ctx.ledgerKey, LEDGER_TTL_SECONDS)
+      .exec();
+  } else {
+    await ctx.redis.hset(ctx.ledgerKey, id, JSON.stringify(entry));
+  }
+}
+
+/**
+ * Actions whose repetition does no harm: marking need-human (the platform treats a repeat as
+ * success), a forward (it carries a stable `webhook-id` for the receiver to dedupe), a timer (its
+ * job id is derived from the action). They need no `started` record: if a run dies mid-call, the
+ * next run simply does them again. Notes and replies do need it (see action-ledger.ts).
+ */
+function isIdempotent(action: PlannedAction): boolean {
+  return action.type === 'need_human' || action.type === 'forward' || action.type === 'timer';
 }
 
 function claimedMessageIds(ledger: Map<string, LedgerEntry>): Set<string> {
@@ -193,7 +210,8 @@ async function runOne(
   }
 
   const started = begin(previous, Date.now());
-  await writeLedger(ctx, ledger, action.id, started);
+  const idempotent = isIdempotent(action);
+  if (!idempotent) await writeLedger(ctx, ledger, action.id, started);
   try {
     const detail = await perform(action, ctx);
     await writeLedger(ctx, ledger, action.id, finish(started, 'done', Date.now(), detail));
@@ -202,7 +220,8 @@ async function runOne(
     const failure = classifyFailure(error, ctx.classifyPlatformError);
     switch (failure.kind) {
       case 'unknown-outcome':
-        // Leave `started`: the next run reconciles before doing anything again.
+        // Leave `started` (or nothing, for an idempotent action): the next run reconciles before
+        // doing anything again, or simply repeats a harmless action.
         throw new ActionInterrupted(action.id, failure, error);
       case 'rejected': {
         const detail = `${failure.code}: ${failure.message}`;
@@ -220,7 +239,8 @@ async function runOne(
         return { ...base, state: 'skipped', detail };
       }
       default:
-        await writeLedger(ctx, ledger, action.id, finish(started, 'retry', Date.now(), failure.code));
+        if (!idempotent)
+          await writeLedger(ctx, ledger, action.id, finish(started, 'retry', Date.now(), failure.code));
         throw new ActionInterrupted(action.id, failure, error);
     }
   }

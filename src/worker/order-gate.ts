@@ -15,42 +15,56 @@ import { defineRedisScript } from '../shared/redis-script.js';
  * `released`), so one lost job can never wedge a conversation.
  */
 
-// KEYS: order zset, ghost-marker prefix. ARGV: job id, job key prefix, failed zset key, now ms, grace ms.
-const ENTER_LUA = `
+/**
+ * The gate itself, a Lua fragment shared by the standalone check below and by the run's prepare
+ * script (prepare-run.ts). It returns {'wait', head} when another job must go first; otherwise it
+ * falls through with `released` set to a dropped ghost head ('' when none).
+ * KEYS[1] order zset, KEYS[2] ghost-marker prefix. ARGV[1] job id, ARGV[2] job key prefix,
+ * ARGV[3] failed zset key, ARGV[4] now ms, ARGV[5] grace ms.
+ */
+export const GATE_LUA = `
 local order = KEYS[1]
 local me = ARGV[1]
-if not redis.call('ZSCORE', order, me) then return {'go', ''} end
 local released = ''
-for i = 1, 50 do
-  local head = redis.call('ZRANGE', order, 0, 0)[1]
-  if (not head) or head == me then return {'go', released} end
-  local gone = redis.call('EXISTS', ARGV[2] .. head) == 0
-  local failed = redis.call('ZSCORE', ARGV[3], head)
-  if not gone and not failed then return {'wait', head} end
-  local marker = KEYS[2] .. head
-  local seen = redis.call('GET', marker)
-  if not seen then
-    redis.call('SET', marker, ARGV[4], 'PX', 3600000)
-    return {'wait', head}
+if redis.call('ZSCORE', order, me) then
+  local decided = false
+  for i = 1, 50 do
+    local head = redis.call('ZRANGE', order, 0, 0)[1]
+    if (not head) or head == me then decided = true break end
+    local gone = redis.call('EXISTS', ARGV[2] .. head) == 0
+    local failed = redis.call('ZSCORE', ARGV[3], head)
+    if not gone and not failed then return {'wait', head} end
+    local marker = KEYS[2] .. head
+    local seen = redis.call('GET', marker)
+    if not seen then
+      redis.call('SET', marker, ARGV[4], 'PX', 3600000)
+      return {'wait', head}
+    end
+    if tonumber(ARGV[4]) - tonumber(seen) < tonumber(ARGV[5]) then return {'wait', head} end
+    redis.call('ZREM', order, head)
+    redis.call('DEL', marker)
+    released = head
   end
-  if tonumber(ARGV[4]) - tonumber(seen) < tonumber(ARGV[5]) then return {'wait', head} end
-  redis.call('ZREM', order, head)
-  redis.call('DEL', marker)
-  released = head
+  if not decided then return {'wait', ''} end
 end
-return {'wait', ''}
 `;
 
-// KEYS: order zset. ARGV: job id. Removes the job and returns the new head (or '').
+const ENTER_LUA = `${GATE_LUA}
+return {'go', released}
+`;
+
+// KEYS: order zset, delayed zset of the queue. ARGV: job id. Removes the job; returns the new
+// head ('' when none) and whether it is parked in the delayed set (so the caller promotes it).
 const LEAVE_LUA = `
 redis.call('ZREM', KEYS[1], ARGV[1])
 local head = redis.call('ZRANGE', KEYS[1], 0, 0)[1]
-if head then return head end
-return ''
+if not head then return {'', 0} end
+if redis.call('ZSCORE', KEYS[2], head) then return {head, 1} end
+return {head, 0}
 `;
 
 const enterScript = defineRedisScript<[string, string]>('OrderEnter', 2, ENTER_LUA);
-const leaveScript = defineRedisScript<string>('OrderLeave', 1, LEAVE_LUA);
+const leaveScript = defineRedisScript<[string, number]>('OrderLeave', 2, LEAVE_LUA);
 
 export type GateDecision =
   | { kind: 'go'; released: string | null }
@@ -83,8 +97,16 @@ export async function enterOrderGate(
   return { kind: 'wait', blockedBy: other === '' ? null : other };
 }
 
-/** Removes a finished (or dead-lettered) job from its conversation's order; returns the next head. */
-export async function leaveOrderGate(redis: Redis, orderKey: string, jobId: string): Promise<string | null> {
-  const head = await leaveScript(redis, [orderKey], [jobId]);
-  return head === '' ? null : head;
+/**
+ * Removes a finished (or dead-lettered) job from its conversation's order; returns the next head
+ * and whether it is parked (delayed) waiting for its turn.
+ */
+export async function leaveOrderGate(
+  redis: Redis,
+  orderKey: string,
+  delayedSet: string,
+  jobId: string,
+): Promise<{ next: string; parked: boolean } | null> {
+  const [head, parked] = await leaveScript(redis, [orderKey, delayedSet], [jobId]);
+  return head === '' ? null : { next: head, parked: parked === 1 };
 }

@@ -7,7 +7,6 @@ import type { PlatformErrorClassifier } from './classify-failure.js';
 import {
   factsForEvaluation,
   learnFromHistory,
-  loadFacts,
   recordCooldowns,
   recordCustomerMessage,
   type StoredFacts,
@@ -16,7 +15,8 @@ import { type ActionReport, executeActions, type TimerScheduler } from './execut
 import { type FailurePolicyDeps, handleJobFailure } from './job-failure-policy.js';
 import { enterOrderGate, leaveOrderGate } from './order-gate.js';
 import type { ForwardPort, FrozenPlan, Plan, PlannedAction, PlatformPort, RulesPort } from './ports.js';
-import { cancelTimers, timerIdFor } from './timers.js';
+import { prepareRun } from './prepare-run.js';
+import { removeTimerJobs, timerIdFor } from './timers.js';
 
 export interface EventProcessorSettings {
   safetyMarginMs: number;
@@ -83,8 +83,17 @@ export async function processEventJob(
     failedSet: `${deps.eventsQueue.qualifiedName}:failed`,
   };
 
-  const gate = await enterOrderGate(deps.redis, gateKeys, jobId, Date.now(), deps.settings.ghostGraceMs);
-  if (gate.kind === 'wait') {
+  const prepared = await prepareRun(deps.redis, deps.keys, {
+    conversationId,
+    eventKey: event.key,
+    jobId,
+    kind: event.kind,
+    jobKeyPrefix: gateKeys.jobKeyPrefix,
+    failedSet: gateKeys.failedSet,
+    now: Date.now(),
+    ghostGraceMs: deps.settings.ghostGraceMs,
+  });
+  if (!('facts' in prepared)) {
     await job.moveToDelayed(Date.now() + deps.settings.orderRecheckMs, token);
     // The head may have finished between the check and the park: look once more, and if it is our
     // turn now, promote ourselves instead of sleeping a full recheck period.
@@ -92,28 +101,30 @@ export async function processEventJob(
     if (again.kind === 'go') await job.promote().catch(() => undefined);
     throw new DelayedError();
   }
-  if (gate.released)
-    log.warn({ released: gate.released }, 'dropped a vanished or failed job that blocked this conversation');
+  if (prepared.gate.kind === 'go' && prepared.gate.released) {
+    log.warn(
+      { released: prepared.gate.released },
+      'dropped a vanished or failed job that blocked this conversation',
+    );
+  }
 
+  const delayedSet = `${deps.eventsQueue.qualifiedName}:delayed`;
   const release = async () => {
-    const next = await leaveOrderGate(deps.redis, orderKey, jobId);
-    if (next) await promoteIfParked(deps.redis, deps.eventsQueue, next);
+    const next = await leaveOrderGate(deps.redis, orderKey, delayedSet, jobId);
+    if (next?.parked) await (await deps.eventsQueue.getJob(next.next))?.promote().catch(() => undefined);
   };
   const actions: ActionReport[] = [];
   try {
-    let facts: StoredFacts = await loadFacts(deps.redis, deps.keys, conversationId);
+    let facts: StoredFacts = prepared.facts;
     if (event.kind === 'message_in') facts = await recordCustomerMessage(deps.redis, deps.keys, facts, event);
-    const cancelledTimers = await cancelTimers(
-      deps.redis,
-      deps.keys,
-      deps.timersQueue,
-      conversationId,
-      event.kind,
-    );
-    if (cancelledTimers.length > 0) log.info({ cancelledTimers }, 'cancelled timers');
+    const cancelledTimers = prepared.cancelledTimers;
+    if (cancelledTimers.length > 0) {
+      await removeTimerJobs(deps.timersQueue, cancelledTimers);
+      log.info({ cancelledTimers }, 'cancelled timers');
+    }
 
     const rules = deps.rules();
-    const plan = await frozenPlan(deps, event.key, async () => {
+    const plan = await frozenPlan(deps, event.key, prepared.plan, async () => {
       const now = deps.now();
       let first = rules.evaluate(event, factsForEvaluation(facts, event), now);
       const needsHistory =
@@ -164,6 +175,7 @@ export async function processEventJob(
       safetyMarginMs: deps.settings.safetyMarginMs,
       reconcileSkewMs: deps.settings.reconcileSkewMs,
       replay: parsed.data.replay !== undefined,
+      ledger: prepared.ledger,
       log,
       onAction: (report) => {
         actions.push(report);
@@ -201,26 +213,26 @@ function maxDate(a: Date | null, b: Date | null): Date | null {
   return a > b ? a : b;
 }
 
-/** The plan of an event, evaluated once; a re-run reads it back instead of evaluating again. */
+/**
+ * The plan of an event, evaluated once; a re-run reads it back instead of evaluating again.
+ * Only the actions and the matched rules are kept: serialising every rule's outcome would cost
+ * O(rules) per event (see evaluate-rules.ts).
+ */
 async function frozenPlan(
   deps: EventProcessorDeps,
   eventKey: string,
+  stored: string | null,
   evaluate: () => Promise<Plan>,
-): Promise<Plan> {
+): Promise<FrozenPlan> {
+  if (stored) return JSON.parse(stored) as FrozenPlan;
+  const evaluated = await evaluate();
+  const plan: FrozenPlan = {
+    actions: evaluated.actions,
+    matched: evaluated.matched.map((m) => ({ rule: m.rule, cooldownMs: m.cooldownMs })),
+  };
   const key = deps.keys.plan(eventKey);
-  const stored = await deps.redis.get(key);
-  if (stored) return JSON.parse(stored) as Plan;
-  const plan = await evaluate();
   const written = await deps.redis.set(key, JSON.stringify(plan), 'EX', PLAN_TTL_SECONDS, 'NX');
   if (written === 'OK') return plan;
   const winner = await deps.redis.get(key);
-  return winner ? (JSON.parse(winner) as Plan) : plan;
-}
-
-/** Wakes the conversation's next job if it is parked in the delayed set (cheap no-op otherwise). */
-async function promoteIfParked(redis: Redis, queue: Queue, jobId: string): Promise<void> {
-  const delayed = await redis.zscore(`${queue.qualifiedName}:delayed`, jobId);
-  if (delayed === null) return;
-  const job = await queue.getJob(jobId);
-  await job?.promote().catch(() => undefined);
+  return winner ? (JSON.parse(winner) as FrozenPlan) : plan;
 }

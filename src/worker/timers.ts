@@ -10,7 +10,7 @@ import type { PlannedAction } from './ports.js';
 
 /**
  * `after: 15m, unless: agent_reply, then: [...]` timers. Each is a delayed BullMQ job in the
- * `timers` queue plus a registration in the conversation's timers hash:
+ * `timers` queue plus a registration in the conversation's timers hash (`p:<kinds>` pending):
  *   pending (with the kinds that cancel it) --event of such a kind--> deleted (cancelled)
  *   pending --fires--> firing --actions done--> deleted
  * Cancel and fire claim the registration atomically, so a timer either fires or is cancelled,
@@ -38,19 +38,6 @@ export function timerIdFor(scope: string, actionId: string): string {
 
 const REGISTRATION_TTL_MARGIN_MS = 24 * 3600 * 1000;
 
-// KEYS: timers hash. ARGV: kind. Deletes pending timers that this kind cancels; returns their ids.
-const CANCEL_LUA = `
-local all = redis.call('HGETALL', KEYS[1])
-local cancelled = {}
-for i = 1, #all, 2 do
-  local state = all[i + 1]
-  if string.sub(state, 1, 2) == 'p:' and string.find(',' .. string.sub(state, 3) .. ',', ',' .. ARGV[1] .. ',', 1, true) then
-    redis.call('HDEL', KEYS[1], all[i])
-    table.insert(cancelled, all[i])
-  end
-end
-return cancelled
-`;
 // KEYS: timers hash. ARGV: timer id. Returns 'go' (claimed or re-run) or 'cancelled'.
 const CLAIM_LUA = `
 local state = redis.call('HGET', KEYS[1], ARGV[1])
@@ -58,7 +45,6 @@ if not state then return 'cancelled' end
 if string.sub(state, 1, 2) == 'p:' then redis.call('HSET', KEYS[1], ARGV[1], 'firing') end
 return 'go'
 `;
-const cancelScript = defineRedisScript<string[]>('TimerCancel', 1, CANCEL_LUA);
 const claimScript = defineRedisScript<string>('TimerClaim', 1, CLAIM_LUA);
 
 export function createTimerScheduler(redis: Redis, keys: BridgeKeys, queue: Queue): TimerScheduler {
@@ -87,20 +73,12 @@ export function createTimerScheduler(redis: Redis, keys: BridgeKeys, queue: Queu
   };
 }
 
-/** Cancels the conversation's pending timers that an event of this kind stops; returns their ids. */
-export async function cancelTimers(
-  redis: Redis,
-  keys: BridgeKeys,
-  queue: Queue,
-  conversationId: string,
-  kind: string,
-): Promise<string[]> {
-  const cancelled = await cancelScript(redis, [keys.timers(conversationId)], [kind]);
-  for (const timerId of cancelled) {
-    // The registration is gone, so even if this removal fails the timer finds itself cancelled.
-    await queue.remove(timerId).catch(() => 0);
-  }
-  return cancelled;
+/**
+ * Removes the delayed jobs of timers an event cancelled (their registrations were already deleted
+ * atomically by prepare-run.ts, so even if a removal fails the timer finds itself cancelled).
+ */
+export async function removeTimerJobs(queue: Queue, timerIds: readonly string[]): Promise<void> {
+  for (const timerId of timerIds) await queue.remove(timerId).catch(() => 0);
 }
 
 export async function claimTimer(

@@ -40,9 +40,22 @@ describe('worker Redis protocols (real Redis)', () => {
         blockedBy: 'a',
       });
       expect(await enterOrderGate(redis, k, 'a', Date.now(), 10_000)).toEqual({ kind: 'go', released: null });
-      expect(await leaveOrderGate(redis, k.order, 'a')).toBe('b');
+      expect(await leaveOrderGate(redis, k.order, `${prefix}:events:delayed`, 'a')).toEqual({
+        next: 'b',
+        parked: false,
+      });
       expect(await enterOrderGate(redis, k, 'b', Date.now(), 10_000)).toEqual({ kind: 'go', released: null });
-      expect(await leaveOrderGate(redis, k.order, 'b')).toBeNull();
+      expect(await leaveOrderGate(redis, k.order, `${prefix}:events:delayed`, 'b')).toBeNull();
+    });
+
+    it('reports the next head as parked when it waits in the delayed set', async () => {
+      const k = gateKeys();
+      await redis.zadd(k.order, 1, 'a', 2, 'b');
+      await redis.zadd(`${prefix}:events:delayed`, Date.now() + 5_000, 'b');
+      expect(await leaveOrderGate(redis, k.order, `${prefix}:events:delayed`, 'a')).toEqual({
+        next: 'b',
+        parked: true,
+      });
     });
 
     it('lets a job that is not in the order set run (a re-run or a replay)', async () => {
