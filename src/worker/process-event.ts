@@ -128,7 +128,9 @@ export async function processEventJob(
       const now = deps.now();
       let first = rules.evaluate(event, factsForEvaluation(facts, event), now);
       const needsHistory =
-        (event.kind !== 'message_in' && !facts.lastCustomerMessageAt && first.actions.some(windowed)) ||
+        (event.kind !== 'message_in' &&
+          !facts.lastCustomerMessageAt &&
+          first.actions.some(dependsOnWindow)) ||
         (rules.usesFirstMessage &&
           event.kind === 'message_in' &&
           !facts.historyChecked &&
@@ -203,8 +205,14 @@ export async function processEventJob(
   }
 }
 
-function windowed(action: PlannedAction): boolean {
-  return action.type === 'reply' && action.window.applies;
+/**
+ * A planned action whose presence depends on the reply window: a windowed reply, or the
+ * when_closed actions the evaluator put in a reply's place because it knew no customer message
+ * (ids `<reply id>~closed.<n>`). Either way the last customer message must be known, from history
+ * if need be, before the plan is frozen.
+ */
+function dependsOnWindow(action: PlannedAction): boolean {
+  return (action.type === 'reply' && action.window.applies) || action.id.includes('~closed.');
 }
 
 function maxDate(a: Date | null, b: Date | null): Date | null {

@@ -115,4 +115,48 @@ describe('timers, the 24-hour window and redeliveries end to end', () => {
     });
     expect(w.notes('c-qr')).toEqual([]);
   });
+
+  it('the window from history: a bridge that never saw the customer message reads it before replying', async () => {
+    const aiCatalog = `  - name: ai-offers-catalog
+    on: ai_reply
+    if: { text: { any_keywords: [ katalog ] } }
+    then: [ { reply: { text: "Ini katalog kami: https://cdn.example.com/katalog.pdf" } } ]`;
+    // Seeded conversations emit no webhooks: the bridge learns of the customer's messages only
+    // by reading the history when it needs the window.
+    world = await createWorld({
+      config: await exampleConfig({ hours: 'open', extraRules: aiCatalog }),
+      emulator: {
+        seedData: {
+          conversations: [
+            {
+              id: 'h-fresh',
+              channel: { type: 'whatsapp_api', id: 'ch_waba_1' },
+              messages: [{ from: 'customer', text: 'Halo', ago: '2h' }],
+            },
+            {
+              id: 'h-stale',
+              channel: { type: 'whatsapp_api', id: 'ch_waba_1' },
+              messages: [{ from: 'customer', text: 'Halo', ago: '25h' }],
+            },
+          ],
+        },
+      },
+    });
+    const w = world;
+    w.admin.aiReply('h-fresh', 'Silakan lihat katalog kami');
+    w.admin.aiReply('h-stale', 'Silakan lihat katalog kami');
+    await waitFor(() => w.apiMessages('h-fresh').length === 1, {
+      timeoutMs: 10_000,
+      what: 'the reply inside the window',
+    });
+    await waitFor(() => w.notes('h-stale').length === 1 && w.detail('h-stale').needHuman, {
+      timeoutMs: 10_000,
+      what: 'when_closed outside the window',
+    });
+    expect(w.apiMessages('h-fresh')[0]?.deliveryStatus).toBe('delivered');
+    expect(w.notes('h-fresh')).toEqual([]);
+    expect(w.notes('h-stale')[0]).toMatch(/^Reply not sent: the 24-hour window is closed \(1h( \d+m)?\)/);
+    expect(w.apiMessages('h-stale')).toEqual([]);
+    expect(w.requests('history', 'h-fresh').length).toBeGreaterThan(0);
+  });
 });
