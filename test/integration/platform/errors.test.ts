@@ -148,7 +148,11 @@ describe('the same failure on a send or a note', () => {
     ['HTTP 500', { status: 500, json: { status: 0, message: 'Internal server error' } }, 'OUTCOME_UNKNOWN'],
     ['rc 500 on HTTP 200', { json: { status: 0, rc: 500, error_msg: 'internal' } }, 'OUTCOME_UNKNOWN'],
     ['HTTP 503 text', { status: 503, text: 'Service Unavailable' }, 'OUTCOME_UNKNOWN'],
-    ['error create note', { json: { status: 0, rc: 500, error_msg: 'error create note' } }, 'SERVER'],
+    [
+      'error create note',
+      { json: { status: 0, rc: 500, error_msg: 'error create note' } },
+      'OUTCOME_UNKNOWN',
+    ],
     [
       'conversation not found',
       { json: { status: 0, rc: 400, error_msg: 'conversation not found' } },

@@ -171,10 +171,10 @@ describe('classifyAnswer', () => {
     ['rc 500 on HTTP 200', 200, { status: 0, rc: 500, error_msg: 'boom' }, 'OUTCOME_UNKNOWN'],
     ['HTTP 502 text', 502, 'Bad Gateway', 'OUTCOME_UNKNOWN'],
     [
-      'error create note (proves nothing was created)',
+      'error create note (does not prove nothing was created)',
       200,
       { status: 0, rc: 500, error_msg: 'error create note' },
-      'SERVER',
+      'OUTCOME_UNKNOWN',
     ],
     ['429 (answered without acting)', 429, { status: 0, message: 'too many requests' }, 'RATE_LIMITED'],
     ['400', 400, { status: 0, message: 'note is required' }, 'VALIDATION'],
