@@ -37,9 +37,11 @@ const DEFAULT_MIME: Record<MediaType, string> = {
 
 const nonBlank = (value: string) => value.trim() !== '';
 
+// Spec, Resources: `conversation_id` is a "Unique, opaque identifier", so it is used exactly as
+// sent: not trimmed (the history path is not trimmed either, so a trimmed body id sent, noted and
+// marked a different conversation than the client then read; conformance finding). Blank is missing.
 const conversationId = z
   .string({ error: CONVERSATION_ID_REQUIRED })
-  .trim()
   .refine(nonBlank, { error: CONVERSATION_ID_REQUIRED });
 
 const optionalString = z.string({ error: INVALID_DATA_TEXT }).nullish();

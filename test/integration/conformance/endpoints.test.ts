@@ -277,20 +277,31 @@ describe.each(FORMS)('endpoints, %s form', (form) => {
       ['a hash and a question mark', 'conv#1?x=y'],
       ['non-ASCII letters', 'percakapan-ñ-日本'],
       ['a percent sign', '100%-real'],
-    ])('a conversation id with %s reaches the right conversation', async (_what, id) => {
-      emulator().admin.createConversation({ id });
-      emulator().admin.customerMessage(id, { text: 'Halo' });
-      const client = clientFor(emulator());
-      await client.sendMessage({ conversationId: id, text: 'Balas' });
-      const { messages } = await client.getMessages(id);
+      ['leading and trailing spaces', ' conv-1 '],
+    ])(
+      'a conversation id with %s reaches the same conversation on every call (ids are opaque)',
+      async (_what, id) => {
+        emulator().admin.createConversation({ id });
+        // A neighbour whose id differs only in what a careless reader might normalise away.
+        emulator().admin.createConversation({ id: id.trim() === id ? `${id}-x` : id.trim() });
+        emulator().admin.customerMessage(id, { text: 'Halo' });
+        const client = clientFor(emulator());
+        await client.sendMessage({ conversationId: id, text: 'Balas' });
+        await client.addNote(id, 'Catatan');
+        await client.markNeedHuman(id);
+        const { messages } = await client.getMessages(id);
 
-      expect(messages.map((m) => [m.conversationId, m.text])).toEqual([
-        [id, 'Halo'],
-        [id, 'Balas'],
-      ]);
-      const history = requestsSeen(emulator()).find((r) => r.endpoint === 'history');
-      expect(history?.path).toBe(`/v1/message/${encodeURIComponent(id)}`);
-    });
+        expect(messages.map((m) => [m.conversationId, m.text])).toEqual([
+          [id, 'Halo'],
+          [id, 'Balas'],
+          [id, 'Catatan'],
+        ]);
+        expect(emulator().admin.conversation(id).needHuman).toBe(true);
+        expect(emulator().admin.needHumanTotal()).toBe(1);
+        const history = requestsSeen(emulator()).find((r) => r.endpoint === 'history');
+        expect(history?.path).toBe(`/v1/message/${encodeURIComponent(id)}`);
+      },
+    );
   });
 
   describe('iterateMessages', () => {

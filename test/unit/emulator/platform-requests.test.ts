@@ -31,7 +31,7 @@ describe('parseSendRequest', () => {
     expect(parseSendRequest(form, body)).toEqual({ ok: false, errorMsg });
   });
 
-  it('trims the conversation id and defaults the MIME type per media type', () => {
+  it('keeps the conversation id as sent (it is opaque) and defaults the MIME type per media type', () => {
     const parsed = parseSendRequest('current', {
       conversation_id: ' c1 ',
       media: { url: 'https://a/b.mp4', type: 'video' },
@@ -39,7 +39,7 @@ describe('parseSendRequest', () => {
     expect(parsed).toEqual({
       ok: true,
       value: {
-        conversationId: 'c1',
+        conversationId: ' c1 ',
         content: { kind: 'media', type: 'video', url: 'https://a/b.mp4', mimeType: 'video/mp4', caption: '' },
         replyToMessageId: null,
       },
