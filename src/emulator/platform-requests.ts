@@ -17,7 +17,7 @@ export const TEXT_OR_MEDIA_REQUIRED = 'text or media is required';
 export const MEDIA_TYPE_NOT_SUPPORTED = 'media type not supported';
 export const MEDIA_MIME_NOT_SUPPORTED = 'media mime type not supported';
 /** Not shown; chosen in the same style. */
-export const MEDIA_URL_INVALID = 'media url is required and must be an http(s) address';
+export const MEDIA_URL_INVALID = 'media url is required and must be an https address';
 
 /** Current form's media MIME types (spec, "Media object"); the earlier form takes any MIME string. */
 export const CURRENT_MEDIA_MIME_TYPES = [
@@ -55,10 +55,20 @@ function isHttpUrl(value: string): boolean {
   }
 }
 
+function isHttpsUrl(value: string): boolean {
+  try {
+    return new URL(value).protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+// Spec, Media object: `url` is a "Publicly reachable file address (https)". The emulator took
+// http too, which the client refuses before sending (conformance finding): https only.
 const mediaUrl = z
   .string({ error: MEDIA_URL_INVALID })
   .trim()
-  .refine(isHttpUrl, { error: MEDIA_URL_INVALID });
+  .refine(isHttpsUrl, { error: MEDIA_URL_INVALID });
 const mediaType = z.enum(MEDIA_TYPES, { error: MEDIA_TYPE_NOT_SUPPORTED });
 
 const currentMedia = z.object(

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EmulatorHandle } from '../../../src/emulator/start-emulator.js';
+import type { MediaInput } from '../../../src/platform/build-requests.js';
 import type { PlatformClient } from '../../../src/platform/create-platform-client.js';
 import { waitFor } from '../../../src/shared/wait-for.js';
 import {
@@ -118,6 +119,85 @@ describe.each(FORMS)('errors, %s form', (form) => {
         },
       );
     }
+  });
+
+  describe('media the spec does not allow', () => {
+    // Each row: what the client is asked to send (it refuses before sending, VALIDATION with
+    // attempts 0), and the same media sent raw, which the emulator refuses with its error_msg.
+    interface MediaRow {
+      readonly what: string;
+      readonly input: Record<string, unknown>;
+      readonly wire: Record<string, unknown>;
+      readonly clientSays: string;
+      readonly emulatorSays: string;
+    }
+    const mimeKey = form === 'current' ? 'mime_type' : 'mimetype';
+    const candidates: Array<MediaRow | undefined> = [
+      {
+        what: 'an http file url (the spec: "Publicly reachable file address (https)")',
+        input: { type: 'image', url: 'http://files.example/a.jpg' },
+        wire: { type: 'image', url: 'http://files.example/a.jpg' },
+        clientSays: 'media.url: must be an https URL',
+        emulatorSays: 'media url is required and must be an https address',
+      },
+      {
+        what: 'a file url that is not a URL',
+        input: { type: 'image', url: 'files/a.jpg' },
+        wire: { type: 'image', url: 'files/a.jpg' },
+        clientSays: 'media.url: must be an https URL',
+        emulatorSays: 'media url is required and must be an https address',
+      },
+      {
+        what: 'no file url',
+        input: { type: 'image' },
+        wire: { type: 'image' },
+        clientSays: 'media.url',
+        emulatorSays: 'media url is required and must be an https address',
+      },
+      {
+        what: 'an unknown media type',
+        input: { type: 'sticker', url: 'https://files.example/a.webp' },
+        wire: { type: 'sticker', url: 'https://files.example/a.webp' },
+        clientSays: 'media.type must be one of image, video, audio, document',
+        emulatorSays: 'media type not supported',
+      },
+      form === 'current'
+        ? {
+            what: 'a MIME type outside the current form’s list',
+            input: { type: 'image', url: 'https://files.example/a.gif', mimeType: 'image/gif' },
+            wire: { type: 'image', url: 'https://files.example/a.gif', [mimeKey]: 'image/gif' },
+            clientSays:
+              'media.mimeType must be one of image/jpeg, image/png, video/mp4, audio/mp3, text/plain',
+            emulatorSays: 'media mime type not supported',
+          }
+        : undefined,
+    ];
+    const rows = candidates.filter((row): row is MediaRow => row !== undefined);
+    const text = form === 'earlier' ? { text: 'lampiran' } : {};
+
+    it.each(rows)('$what: the client refuses it before sending', async (row) => {
+      seed();
+      const error = await platformErrorOf(
+        clientFor(emulator()).sendMessage({
+          conversationId: 'conv-1',
+          ...text,
+          media: row.input as unknown as MediaInput,
+        }),
+        'VALIDATION',
+      );
+      expect(error).toMatchObject({ attempts: 0, statusCode: null, retryable: false });
+      expect(error.message).toContain(row.clientSays);
+      expect(requestsSeen(emulator())).toEqual([]);
+    });
+
+    it.each(rows)('$what: the emulator refuses it too (raw request)', async (row) => {
+      seed();
+      const answer = await raw(emulator(), 'POST', '/v1/message', {
+        body: { conversation_id: 'conv-1', ...text, media: row.wire },
+      });
+      expect(answer).toMatchObject(expectedErrorReply(form, 400, row.emulatorSays));
+      expect(emulator().admin.conversation('conv-1').messageCount).toBe(0);
+    });
   });
 
   describe('missing conversation_id on a note or need-human call', () => {

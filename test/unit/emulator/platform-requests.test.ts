@@ -18,7 +18,12 @@ describe('parseSendRequest', () => {
     [
       'current',
       { conversation_id: 'c', media: { url: 'nope', type: 'image' } },
-      'media url is required and must be an http(s) address',
+      'media url is required and must be an https address',
+    ],
+    [
+      'current',
+      { conversation_id: 'c', media: { url: 'http://a/b.jpg', type: 'image' } },
+      'media url is required and must be an https address',
     ],
     ['current', { conversation_id: 'c', reply_to_message_id: 3, text: 'x' }, INVALID],
     ['earlier', { conversation_id: 'c', text: '' }, INVALID],
