@@ -18,6 +18,8 @@ export const MEDIA_TYPE_NOT_SUPPORTED = 'media type not supported';
 export const MEDIA_MIME_NOT_SUPPORTED = 'media mime type not supported';
 /** Not shown; chosen in the same style. */
 export const MEDIA_URL_INVALID = 'media url is required and must be an https address';
+/** Not shown; chosen in the same style. */
+export const MEDIA_THUMBNAIL_INVALID = 'media thumbnail must be an http(s) URI';
 
 /** Current form's media MIME types (spec, "Media object"); the earlier form takes any MIME string. */
 export const CURRENT_MEDIA_MIME_TYPES = [
@@ -69,6 +71,13 @@ const mediaUrl = z
   .string({ error: MEDIA_URL_INVALID })
   .trim()
   .refine(isHttpsUrl, { error: MEDIA_URL_INVALID });
+// Spec, Media object: `thumbnail` is a "string (URI)". The emulator took any string, which the
+// client refuses before sending (conformance finding): an absolute http(s) URI. Unlike `url`,
+// the spec does not say https for it.
+const mediaThumbnail = z
+  .string({ error: MEDIA_THUMBNAIL_INVALID })
+  .trim()
+  .refine(isHttpUrl, { error: MEDIA_THUMBNAIL_INVALID });
 const mediaType = z.enum(MEDIA_TYPES, { error: MEDIA_TYPE_NOT_SUPPORTED });
 
 const currentMedia = z.object(
@@ -78,7 +87,7 @@ const currentMedia = z.object(
     mime_type: z.enum(CURRENT_MEDIA_MIME_TYPES, { error: MEDIA_MIME_NOT_SUPPORTED }).nullish(),
     name: optionalString,
     caption: optionalString,
-    thumbnail: optionalString,
+    thumbnail: mediaThumbnail.nullish(),
   },
   { error: INVALID_DATA_TEXT },
 );
@@ -95,7 +104,7 @@ const earlierMedia = z.object(
       .nullish(),
     name: optionalString,
     caption: optionalString,
-    thumbnail: optionalString,
+    thumbnail: mediaThumbnail.nullish(),
   },
   { error: INVALID_DATA_TEXT },
 );

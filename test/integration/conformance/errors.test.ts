@@ -161,6 +161,13 @@ describe.each(FORMS)('errors, %s form', (form) => {
         clientSays: 'media.type must be one of image, video, audio, document',
         emulatorSays: 'media type not supported',
       },
+      {
+        what: 'a thumbnail that is not a URI',
+        input: { type: 'image', url: 'https://files.example/a.jpg', thumbnail: 'thumb.jpg' },
+        wire: { type: 'image', url: 'https://files.example/a.jpg', thumbnail: 'thumb.jpg' },
+        clientSays: 'media.thumbnail',
+        emulatorSays: 'media thumbnail must be an http(s) URI',
+      },
       form === 'current'
         ? {
             what: 'a MIME type outside the current form’s list',

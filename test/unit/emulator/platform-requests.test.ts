@@ -25,6 +25,20 @@ describe('parseSendRequest', () => {
       { conversation_id: 'c', media: { url: 'http://a/b.jpg', type: 'image' } },
       'media url is required and must be an https address',
     ],
+    [
+      'current',
+      { conversation_id: 'c', media: { url: 'https://a/b.jpg', type: 'image', thumbnail: 'b-thumb.jpg' } },
+      'media thumbnail must be an http(s) URI',
+    ],
+    [
+      'earlier',
+      {
+        conversation_id: 'c',
+        text: 'x',
+        media: { url: 'https://a/b.jpg', type: 'image', thumbnail: 'ftp://a/b-thumb.jpg' },
+      },
+      'media thumbnail must be an http(s) URI',
+    ],
     ['current', { conversation_id: 'c', reply_to_message_id: 3, text: 'x' }, INVALID],
     ['earlier', { conversation_id: 'c', text: '' }, INVALID],
     [
