@@ -115,6 +115,19 @@ describe.each(FORMS)('endpoints, %s form', (form) => {
       expect(emulator().admin.conversation('conv-1').messages[0]?.caption).toBe('Foto produk');
     });
 
+    it('an http thumbnail: the spec asks https of the file url only, so it is sent and accepted', async () => {
+      emulator().admin.createConversation({ id: 'conv-1' });
+      const media: MediaInput = {
+        type: 'video',
+        url: 'https://files.example/a.mp4',
+        thumbnail: 'http://thumbs.example/a.jpg',
+      };
+      await clientFor(emulator()).sendMessage({ conversationId: 'conv-1', media, ...textFor });
+      expect(sentBody(emulator()).media).toMatchObject({ thumbnail: 'http://thumbs.example/a.jpg' });
+      expect(requestsSeen(emulator())).toMatchObject([{ httpStatus: 200, rc: null }]);
+      expect(emulator().admin.conversation('conv-1').messageCount).toBe(1);
+    });
+
     if (form === 'current') {
       it('text with media: the client leaves the text out (the spec says it is ignored), one media message', async () => {
         emulator().admin.createConversation({ id: 'conv-1' });

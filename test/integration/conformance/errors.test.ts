@@ -165,7 +165,7 @@ describe.each(FORMS)('errors, %s form', (form) => {
         what: 'a thumbnail that is not a URI',
         input: { type: 'image', url: 'https://files.example/a.jpg', thumbnail: 'thumb.jpg' },
         wire: { type: 'image', url: 'https://files.example/a.jpg', thumbnail: 'thumb.jpg' },
-        clientSays: 'media.thumbnail',
+        clientSays: 'media.thumbnail: must be an http(s) URL',
         emulatorSays: 'media thumbnail must be an http(s) URI',
       },
       form === 'current'
