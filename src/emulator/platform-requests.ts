@@ -39,6 +39,9 @@ const DEFAULT_MIME: Record<MediaType, string> = {
 
 const nonBlank = (value: string) => value.trim() !== '';
 
+/** `type/subtype` (RFC 6838 §4.2 restricted names), optionally followed by `;` parameters. */
+const MIME_TYPE = /^[A-Za-z0-9][\w!#$&^.+-]*\/[A-Za-z0-9][\w!#$&^.+-]*(\s*;.*)?$/;
+
 // Spec, Resources: `conversation_id` is a "Unique, opaque identifier", so it is used exactly as
 // sent: not trimmed (the history path is not trimmed either, so a trimmed body id sent, noted and
 // marked a different conversation than the client then read; conformance finding). Blank is missing.
@@ -96,11 +99,13 @@ const earlierMedia = z.object(
   {
     url: mediaUrl,
     type: mediaType,
-    // Earlier form: spelled `mimetype`, a free MIME string.
+    // Earlier form: spelled `mimetype`, "a free MIME string": any type, but a MIME type all the
+    // same, `type/subtype` with optional parameters. The emulator took any non-blank text (`gif`),
+    // which the client refuses before sending (conformance finding).
     mimetype: z
       .string({ error: MEDIA_MIME_NOT_SUPPORTED })
       .trim()
-      .refine(nonBlank, { error: MEDIA_MIME_NOT_SUPPORTED })
+      .refine((value) => MIME_TYPE.test(value), { error: MEDIA_MIME_NOT_SUPPORTED })
       .nullish(),
     name: optionalString,
     caption: optionalString,

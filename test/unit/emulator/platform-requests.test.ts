@@ -46,6 +46,14 @@ describe('parseSendRequest', () => {
       { conversation_id: 'c', text: 'x', media: { url: 'https://a/b', type: 'image', mimetype: '' } },
       'media mime type not supported',
     ],
+    ...(['gif', 'image/', '/gif', 'image gif', 'image/gif/x'] as const).map(
+      (mimetype) =>
+        [
+          'earlier',
+          { conversation_id: 'c', text: 'x', media: { url: 'https://a/b', type: 'image', mimetype } },
+          'media mime type not supported',
+        ] as const,
+    ),
   ] as const)('%s form: %j -> %s', (form, body, errorMsg) => {
     expect(parseSendRequest(form, body)).toEqual({ ok: false, errorMsg });
   });
