@@ -199,6 +199,19 @@ describe.each(FORMS)('authentication, %s form', (form) => {
     expect(await answer.json()).toEqual(expected.json);
   });
 
+  it('an auth storm (the secret rotated on the platform): AUTH until it ends, then fine again', async () => {
+    seed();
+    const client = clientFor(emulator());
+    emulator().admin.setAuthStorm(true);
+    await platformErrorOf(client.markNeedHuman('conv-1'), 'AUTH');
+    emulator().admin.setAuthStorm(false);
+    await client.markNeedHuman('conv-1');
+    expect(requestsSeen(emulator()).map((r) => [r.authenticated, r.rc])).toEqual([
+      [false, 401],
+      [true, null],
+    ]);
+  });
+
   it('GET /version needs no valid credentials (the emulator’s choice; the spec does not say)', async () => {
     expect(await clientFor(emulator(), { secret: 'sk-wrong' }).getVersion()).toBe('1.3');
     expect(requestsSeen(emulator())).toMatchObject([
