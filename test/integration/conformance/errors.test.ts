@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { EmulatorError } from '../../../src/emulator/emulator-error.js';
+import type { FaultSpecInput } from '../../../src/emulator/faults.js';
 import type { EmulatorHandle } from '../../../src/emulator/start-emulator.js';
 import type { MediaInput } from '../../../src/platform/build-requests.js';
 import type { PlatformClient } from '../../../src/platform/create-platform-client.js';
@@ -486,6 +488,28 @@ describe.each(FORMS)('errors, %s form', (form) => {
     ]);
     // A 429 is answered without acting, so the retry is safe: exactly one message.
     expect(emulator().admin.conversation('conv-1').messageCount).toBe(1);
+  });
+
+  it('a 429 is always answered before acting: the emulator refuses a rate_limit fault in `after` mode', () => {
+    // Spec, Errors: "429 | Rate limit exceeded. Body text says there are too many requests and
+    // to try later." The client relies on that (a 429'd send is retried, see above); a 429 after
+    // the message was stored would have it sent twice.
+    let thrown: unknown;
+    try {
+      // Typed callers cannot even write it; the admin HTTP API takes any JSON, hence the cast.
+      const spec = { type: 'rate_limit', endpoint: 'send', mode: 'after' } as unknown as FaultSpecInput;
+      emulator().admin.addFault(spec);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(EmulatorError);
+    expect(thrown).toMatchObject({
+      code: 'EMULATOR_BAD_REQUEST',
+      message: expect.stringContaining(
+        "invalid fault: mode: a rate_limit fault answers before acting (a 429 means 'try later'); use mode 'after' with error, latency or drop",
+      ),
+    });
+    expect(emulator().admin.faults()).toEqual([]);
   });
 
   it('a 429 whose Retry-After is longer than the client waits: RATE_LIMITED with retryAfterMs', async () => {
