@@ -120,7 +120,13 @@ const currentSend = z
       conversation_id: conversationId,
       text: optionalString,
       media: currentMedia.nullish(),
-      reply_to_message_id: optionalString,
+      // Spec, Message: `reply_to_message_id` is "Present only when the message is a reply". A
+      // blank one was stored and came back in the history as a reply to nothing; the client
+      // refuses it before sending (conformance finding). Refused as a bad parameter.
+      reply_to_message_id: z
+        .string({ error: INVALID_DATA_TEXT })
+        .refine(nonBlank, { error: INVALID_DATA_TEXT })
+        .nullish(),
     },
     { error: INVALID_DATA_TEXT },
   )

@@ -214,6 +214,30 @@ describe.each(FORMS)('errors, %s form', (form) => {
     });
   });
 
+  if (form === 'current') {
+    it.each([
+      ['an empty', ''],
+      ['a blank', '  '],
+    ])('%s replyToMessageId: the client refuses it, and so does the emulator (raw)', async (_what, id) => {
+      seed();
+      const error = await platformErrorOf(
+        clientFor(emulator()).sendMessage({ conversationId: 'conv-1', text: 'Ya', replyToMessageId: id }),
+        'VALIDATION',
+      );
+      expect(error).toMatchObject({ attempts: 0 });
+      expect(error.message).toContain('replyToMessageId must not be empty');
+      expect(requestsSeen(emulator())).toEqual([]);
+
+      // Spec, Message: `reply_to_message_id` is "Present only when the message is a reply"; an
+      // empty one would put a reply to nothing into the history.
+      const answer = await raw(emulator(), 'POST', '/v1/message', {
+        body: { conversation_id: 'conv-1', text: 'Ya', reply_to_message_id: id },
+      });
+      expect(answer).toMatchObject(expectedErrorReply(form, 400, INVALID_DATA_TEXT));
+      expect(emulator().admin.conversation('conv-1').messageCount).toBe(0);
+    });
+  }
+
   describe('missing conversation_id on a note or need-human call', () => {
     const calls = [
       ['addNote', (client: PlatformClient, id: string) => client.addNote(id, 'catatan')],

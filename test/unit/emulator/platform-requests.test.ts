@@ -40,6 +40,8 @@ describe('parseSendRequest', () => {
       'media thumbnail must be an http(s) URI',
     ],
     ['current', { conversation_id: 'c', reply_to_message_id: 3, text: 'x' }, INVALID],
+    ['current', { conversation_id: 'c', reply_to_message_id: '', text: 'x' }, INVALID],
+    ['current', { conversation_id: 'c', reply_to_message_id: ' ', text: 'x' }, INVALID],
     ['earlier', { conversation_id: 'c', text: '' }, INVALID],
     [
       'earlier',
