@@ -433,3 +433,20 @@ describe.each(FORMS)('endpoints, %s form', (form) => {
     });
   });
 });
+
+describe('delivery_status as it moves (current form)', () => {
+  const emulator = useEmulator('current', { delivery: 'manual', finalDeliveryStatus: 'read' });
+
+  it('the client reads every value the emulator steps through: pending, sent, delivered, read', async () => {
+    emulator().admin.createConversation({ id: 'conv-1' });
+    const client = clientFor(emulator());
+    await client.sendMessage({ conversationId: 'conv-1', text: 'Halo' });
+
+    const seen: unknown[] = [];
+    for (let step = 0; step < 4; step += 1) {
+      seen.push((await client.getMessages('conv-1')).messages[0]?.deliveryStatus);
+      emulator().admin.advanceDelivery();
+    }
+    expect(seen).toEqual(['pending', 'sent', 'delivered', 'read']);
+  });
+});
