@@ -64,8 +64,8 @@ export function channelEngine(type: ChannelType, form: ApiForm): string {
 }
 
 /**
- * True when a free-form message sent at `nowMs` falls outside the channel's reply window: more than
- * 24 hours after the customer's last message, or no customer message at all.
+ * True when a free-form message sent at `nowMs` falls outside the channel's reply window: 24 hours
+ * or more after the customer's last message, or no customer message at all.
  */
 export function isOutsideReplyWindow(
   type: ChannelType,
@@ -74,5 +74,9 @@ export function isOutsideReplyWindow(
 ): boolean {
   if (!CHANNELS[type].replyWindow) return false;
   if (lastCustomerMessageAtMs === null) return true;
-  return nowMs - lastCustomerMessageAtMs > REPLY_WINDOW_MS;
+  // Spec, Behaviours 4: "a free-form message is allowed only within 24 hours of the customer's
+  // last message". Whether the 24th hour's last instant is inside is not said; the strict reading
+  // (conformance finding) closes the window at exactly 24 hours, the instant at which the
+  // client's `windowClosesAt` guard already refuses.
+  return nowMs - lastCustomerMessageAtMs >= REPLY_WINDOW_MS;
 }

@@ -32,6 +32,16 @@ export const FaultSpecSchema = z.discriminatedUnion('type', [
     retryAfterSeconds: z.number().int().min(0).max(86_400).default(1),
     delivery,
     ...common,
+    // Spec, Errors: "429 | Rate limit exceeded. Body text says there are too many requests and to
+    // try later": a 429 is a refusal, so it never comes after acting. A client may (and ours does)
+    // repeat a send after a 429; an `after` 429 would make that a duplicate the spec rules out
+    // (conformance finding).
+    mode: z
+      .literal('before', {
+        error:
+          "a rate_limit fault answers before acting (a 429 means 'try later'); use mode 'after' with error, latency or drop",
+      })
+      .default('before'),
   }),
   z.strictObject({ type: z.literal('latency'), latencyMs: z.number().int().min(0).max(600_000), ...common }),
   /** The socket is destroyed without an answer. */

@@ -186,9 +186,9 @@ const SERVER_ERROR_TEXT: Partial<Record<EndpointName, string>> = {
 /** The reply of an injected error or rate-limit fault (a dropped connection has none). */
 export function faultReply(form: ApiForm, endpoint: EndpointName, fault: FailureFault): ApiReply | undefined {
   if (fault.type === 'error') {
-    // "error create note" says the note was not created: only true when the fault fired before acting.
-    const text = fault.mode === 'before' ? SERVER_ERROR_TEXT[endpoint] : undefined;
-    return apiError(form, fault.status, text ?? 'internal server error', {
+    // The per-operation text also in mode `after` (note stored, then "error create note"): a
+    // platform may well say that after storing, and a client must not read it as proof of nothing.
+    return apiError(form, fault.status, SERVER_ERROR_TEXT[endpoint] ?? 'internal server error', {
       delivery: fault.delivery,
     });
   }

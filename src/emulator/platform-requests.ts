@@ -17,7 +17,9 @@ export const TEXT_OR_MEDIA_REQUIRED = 'text or media is required';
 export const MEDIA_TYPE_NOT_SUPPORTED = 'media type not supported';
 export const MEDIA_MIME_NOT_SUPPORTED = 'media mime type not supported';
 /** Not shown; chosen in the same style. */
-export const MEDIA_URL_INVALID = 'media url is required and must be an http(s) address';
+export const MEDIA_URL_INVALID = 'media url is required and must be an https address';
+/** Not shown; chosen in the same style. */
+export const MEDIA_THUMBNAIL_INVALID = 'media thumbnail must be an http(s) URI';
 
 /** Current form's media MIME types (spec, "Media object"); the earlier form takes any MIME string. */
 export const CURRENT_MEDIA_MIME_TYPES = [
@@ -37,9 +39,14 @@ const DEFAULT_MIME: Record<MediaType, string> = {
 
 const nonBlank = (value: string) => value.trim() !== '';
 
+/** `type/subtype` (RFC 6838 §4.2 restricted names), optionally followed by `;` parameters. */
+const MIME_TYPE = /^[A-Za-z0-9][\w!#$&^.+-]*\/[A-Za-z0-9][\w!#$&^.+-]*(\s*;.*)?$/;
+
+// Spec, Resources: `conversation_id` is a "Unique, opaque identifier", so it is used exactly as
+// sent: not trimmed (the history path is not trimmed either, so a trimmed body id sent, noted and
+// marked a different conversation than the client then read; conformance finding). Blank is missing.
 const conversationId = z
   .string({ error: CONVERSATION_ID_REQUIRED })
-  .trim()
   .refine(nonBlank, { error: CONVERSATION_ID_REQUIRED });
 
 const optionalString = z.string({ error: INVALID_DATA_TEXT }).nullish();
@@ -53,10 +60,27 @@ function isHttpUrl(value: string): boolean {
   }
 }
 
+function isHttpsUrl(value: string): boolean {
+  try {
+    return new URL(value).protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+// Spec, Media object: `url` is a "Publicly reachable file address (https)". The emulator took
+// http too, which the client refuses before sending (conformance finding): https only.
 const mediaUrl = z
   .string({ error: MEDIA_URL_INVALID })
   .trim()
-  .refine(isHttpUrl, { error: MEDIA_URL_INVALID });
+  .refine(isHttpsUrl, { error: MEDIA_URL_INVALID });
+// Spec, Media object: `thumbnail` is a "string (URI)". The emulator took any string, which the
+// client refuses before sending (conformance finding): an absolute http(s) URI. Unlike `url`,
+// the spec does not say https for it.
+const mediaThumbnail = z
+  .string({ error: MEDIA_THUMBNAIL_INVALID })
+  .trim()
+  .refine(isHttpUrl, { error: MEDIA_THUMBNAIL_INVALID });
 const mediaType = z.enum(MEDIA_TYPES, { error: MEDIA_TYPE_NOT_SUPPORTED });
 
 const currentMedia = z.object(
@@ -66,7 +90,7 @@ const currentMedia = z.object(
     mime_type: z.enum(CURRENT_MEDIA_MIME_TYPES, { error: MEDIA_MIME_NOT_SUPPORTED }).nullish(),
     name: optionalString,
     caption: optionalString,
-    thumbnail: optionalString,
+    thumbnail: mediaThumbnail.nullish(),
   },
   { error: INVALID_DATA_TEXT },
 );
@@ -75,15 +99,17 @@ const earlierMedia = z.object(
   {
     url: mediaUrl,
     type: mediaType,
-    // Earlier form: spelled `mimetype`, a free MIME string.
+    // Earlier form: spelled `mimetype`, "a free MIME string": any type, but a MIME type all the
+    // same, `type/subtype` with optional parameters. The emulator took any non-blank text (`gif`),
+    // which the client refuses before sending (conformance finding).
     mimetype: z
       .string({ error: MEDIA_MIME_NOT_SUPPORTED })
       .trim()
-      .refine(nonBlank, { error: MEDIA_MIME_NOT_SUPPORTED })
+      .refine((value) => MIME_TYPE.test(value), { error: MEDIA_MIME_NOT_SUPPORTED })
       .nullish(),
     name: optionalString,
     caption: optionalString,
-    thumbnail: optionalString,
+    thumbnail: mediaThumbnail.nullish(),
   },
   { error: INVALID_DATA_TEXT },
 );
@@ -94,7 +120,13 @@ const currentSend = z
       conversation_id: conversationId,
       text: optionalString,
       media: currentMedia.nullish(),
-      reply_to_message_id: optionalString,
+      // Spec, Message: `reply_to_message_id` is "Present only when the message is a reply". A
+      // blank one was stored and came back in the history as a reply to nothing; the client
+      // refuses it before sending (conformance finding). Refused as a bad parameter.
+      reply_to_message_id: z
+        .string({ error: INVALID_DATA_TEXT })
+        .refine(nonBlank, { error: INVALID_DATA_TEXT })
+        .nullish(),
     },
     { error: INVALID_DATA_TEXT },
   )

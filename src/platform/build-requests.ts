@@ -80,6 +80,21 @@ const httpsUrl = z.string().refine(
   { error: HTTPS_PROBLEM },
 );
 
+// Spec, Media object: `thumbnail` is a "string (URI)"; only `url` is said to be https. The client
+// used to refuse an http thumbnail the interface allows (conformance finding).
+const THUMBNAIL_PROBLEM = 'must be an http(s) URL';
+const httpOrHttpsUrl = z.string().refine(
+  (value) => {
+    try {
+      const { protocol } = new URL(value);
+      return protocol === 'https:' || protocol === 'http:';
+    } catch {
+      return false;
+    }
+  },
+  { error: THUMBNAIL_PROBLEM },
+);
+
 /** A message for "not an object" only; other issues of the object (unknown keys) keep zod's own. */
 const notAnObject = (message: string) => (issue: { code: string }) =>
   issue.code === 'invalid_type' ? message : undefined;
@@ -115,7 +130,7 @@ function mediaSchema(form: 'current' | 'earlier') {
         mimeType: mimeType.optional(),
         name: z.string().optional(),
         caption: z.string().optional(),
-        thumbnail: httpsUrl.optional(),
+        thumbnail: httpOrHttpsUrl.optional(),
       },
       { error: notAnObject('media must be an object') },
     )

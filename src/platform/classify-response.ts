@@ -33,8 +33,9 @@ const KNOWN_TEXTS: ReadonlyArray<readonly [string, PlatformErrorCode | 'AUTH_OR_
   ['note is required', 'VALIDATION'],
   ['media mime type not supported', 'VALIDATION'],
   ['media type not supported', 'VALIDATION'],
-  // Server-side texts that name the step that failed. On a send or note they still become
-  // OUTCOME_UNKNOWN (see below): a text is not proof that nothing was stored.
+  // Server-side texts that name the step that failed. webhook-payloads.md §3 calls them only
+  // "server side": they do not prove that nothing was created, so on a note `error create note`
+  // is OUTCOME_UNKNOWN like any other 5xx (see classifyAnswer; conformance finding).
   ['error create note', 'SERVER'],
   ['error update lock by human', 'SERVER'],
   ['error count conversation', 'SERVER'],
@@ -129,9 +130,12 @@ export function classifyAnswer(facts: AnswerFacts, safety: OperationSafety, nowM
   else if (byText !== null) code = byText;
   else code = numeric.map(codeForStatus).find((c): c is PlatformErrorCode => c !== null) ?? 'VALIDATION';
 
-  // A send or note that failed on the server side may have been acted on, whatever the text says
-  // (a platform can store the note and then fail on a later step with "error create note"): the
-  // caller reconciles against the history instead of repeating it. Found by the e2e fault test.
+  // A send or note that failed on the server side may have been acted on: the caller has to
+  // reconcile against the history instead of repeating it. No error text is taken as proof of the
+  // opposite: webhook-payloads.md §3 lists `error create note` under "server side" and no more,
+  // and a note "cannot be deleted" once sent (spec, "Note"), so a wrong guess is permanent. The
+  // emulator answers `error create note` after storing the note (fault mode `after`), and the
+  // client used to retry it into duplicates (conformance finding).
   if (code === 'SERVER' && safety === 'creates') code = 'OUTCOME_UNKNOWN';
 
   const failure: Failure = {

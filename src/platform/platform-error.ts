@@ -8,12 +8,12 @@ import type { PlatformOperation } from './operations.js';
  * - `NOT_FOUND`: unknown conversation or merchant (404, `conversation not found`).
  * - `VALIDATION`: the request was refused as invalid, by the platform or before sending (attempts 0).
  * - `RATE_LIMITED`: 429; `retryAfterMs` says how long to pause when the platform said so.
- * - `SERVER`: the platform failed on a call that is safe to repeat (5xx, or a server-side text such
- *   as `error count conversation`); on a send or note the same failure is OUTCOME_UNKNOWN.
+ * - `SERVER`: the platform failed (5xx) on a call that is safe to repeat. On a send or note a 5xx
+ *   is OUTCOME_UNKNOWN instead, whatever its text.
  * - `NETWORK`: no HTTP answer (refused, DNS, reset) on a call that was safe to repeat.
  * - `TIMEOUT`: no answer within `timeoutMs` on a call that was safe to repeat.
  * - `OUTCOME_UNKNOWN`: a send or note failed in a way that does not prove it was not acted on
- *   (timeout, reset after writing, 5xx); reconcile against the history before sending again.
+ *   (timeout, reset after writing, any 5xx); reconcile against the history before sending again.
  * - `CONTRACT`: the platform answered something that does not match the interface.
  */
 export const PLATFORM_ERROR_CODES = [

@@ -16,9 +16,9 @@ import type { PlatformErrorCode } from './platform-error.js';
  *   in [0, min(maxDelayMs, minDelayMs * 2^(n-1))].
  * - Never: AUTH, PERMISSION, NOT_FOUND, VALIDATION, CONTRACT, OUTCOME_UNKNOWN.
  * Sends and notes (not idempotent on the platform) only ever see the retryable codes when the
- * request provably never reached the platform: refused connection, DNS failure or 429 (an error
- * text such as `error create note` is not proof enough). Anything else that is transient becomes
- * OUTCOME_UNKNOWN (see classify-response.ts).
+ * request provably never reached the platform or was refused unacted: refused connection, DNS
+ * failure, 429. Anything else that is transient, any 5xx included (even `error create note`,
+ * which does not prove the note was not stored), becomes OUTCOME_UNKNOWN (classify-response.ts).
  *
  * Worst case HTTP requests, with R = `retry.retries` (default 3, at most 10; 0 when retry: false):
  * - sendMessage, addNote, markNeedHuman, getMessages, getNeedHumanTotal, getVersion: R + 1

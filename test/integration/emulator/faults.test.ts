@@ -64,14 +64,6 @@ describe('fault injection (real HTTP)', () => {
     expect(notes(emulator)).toBe(0);
   });
 
-  it('after mode: the note is stored, and the error text does not claim otherwise', async () => {
-    const emulator = await start();
-    await addFault(emulator, { type: 'error', endpoint: 'note', mode: 'after', status: 503 });
-    const result = await platform(emulator).note({ conversation_id: 'c1', note: 'x' });
-    expect(result.json).toEqual({ status: 0, rc: 503, error_msg: 'internal server error' });
-    expect(notes(emulator)).toBe(1);
-  });
-
   it('after mode: acts, then answers 5xx (the request was taken)', async () => {
     const emulator = await start();
     await addFault(emulator, { type: 'error', endpoint: 'send', mode: 'after' });

@@ -91,7 +91,7 @@ describe('platform API, current form (real HTTP)', () => {
       [
         'media without url',
         { conversation_id: 'conv-1', media: { type: 'image' } },
-        'media url is required and must be an http(s) address',
+        'media url is required and must be an https address',
       ],
       ['unknown conversation', { conversation_id: 'nope', text: 'hi' }, 'conversation not found'],
     ])('rejects %s with HTTP 200 and that error_msg', async (_case, body, errorMsg) => {

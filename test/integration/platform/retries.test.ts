@@ -201,7 +201,7 @@ describe('sends and notes are retried only when the request provably never arriv
     expect(server.requestsTo(NOTE)).toHaveLength(1);
   });
 
-  it('`error create note` is not retried either: a text is no proof that nothing was stored', async () => {
+  it('`error create note` does not prove nothing was created: OUTCOME_UNKNOWN, 1 request', async () => {
     server.enqueue(
       NOTE,
       { json: { status: 0, rc: 500, error_msg: 'error create note' } },

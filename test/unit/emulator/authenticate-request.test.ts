@@ -57,6 +57,31 @@ describe('authenticateRequest', () => {
       { merchant_id: 'biz', secret_key: 'x' },
       { ok: false, reason: 'wrong secret_key' },
     ],
+    // Beside a valid bearer, every merchant header presented must be right too (conformance finding).
+    [
+      { authorization: 'Bearer sec:ret', merchant_id: 'x', secret_key: 'sec:ret' },
+      { ok: false, reason: 'unknown merchant_id' },
+    ],
+    [
+      { authorization: 'Bearer sec:ret', merchant_id: 'biz', secret_key: 'x' },
+      { ok: false, reason: 'wrong secret_key' },
+    ],
+    [
+      { authorization: 'Bearer sec:ret', merchant_id: 'x' },
+      { ok: false, reason: 'unknown merchant_id' },
+    ],
+    [
+      { authorization: 'Bearer sec:ret', merchant_id: 'biz', secret_key: 'sec:ret' },
+      { ok: true, scheme: 'plain-bearer' },
+    ],
+    [
+      { authorization: 'Bearer sec:ret', secret_key: 'sec:ret' },
+      { ok: true, scheme: 'plain-bearer' },
+    ],
+    [
+      { authorization: 'Bearer wrong', merchant_id: 'biz', secret_key: 'sec:ret' },
+      { ok: false, reason: 'wrong secret in bearer' },
+    ],
   ])('earlier-form history call with %j', (headers, verdict) => {
     expect(authenticateRequest('earlier', headers, expected, { allowMerchantHeaders: true })).toEqual(
       verdict,

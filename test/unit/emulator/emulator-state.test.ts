@@ -85,10 +85,11 @@ describe('EmulatorState', () => {
     state.createConversation({ id: 'a', channel: { type: 'whatsapp_api' } });
     state.addAgentReply('a', 'before any customer message');
     state.addCustomerMessage('a', { content: { kind: 'text', text: 'x' } });
-    tick(24 * 3_600_000);
-    state.addAgentReply('a', 'exactly 24 h later');
+    tick(24 * 3_600_000 - 1);
+    state.addAgentReply('a', 'just before 24 h');
     tick(1);
-    state.addAgentReply('a', 'just after');
+    // The window closes at exactly 24 hours (strict reading of "within 24 hours").
+    state.addAgentReply('a', 'exactly 24 h later');
     expect(outbound.map(([, outside]) => outside)).toEqual([true, false, true]);
   });
 });

@@ -57,6 +57,7 @@ describe('FaultRegistry', () => {
   it.each([
     [{ type: 'error', fraction: -0.1 }, 'invalid fault: fraction: '],
     [{ type: 'rate_limit', retryAfterSeconds: 1.5 }, 'invalid fault: retryAfterSeconds: '],
+    [{ type: 'rate_limit', mode: 'after' }, 'invalid fault: mode: a rate_limit fault answers before acting'],
     [{ type: 'latency', latencyMs: -1 }, 'invalid fault: latencyMs: '],
     [{ type: 'drop', times: 0 }, 'invalid fault: times: '],
     [{ fraction: 1 }, 'invalid fault: type: '],

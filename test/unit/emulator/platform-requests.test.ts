@@ -18,20 +18,49 @@ describe('parseSendRequest', () => {
     [
       'current',
       { conversation_id: 'c', media: { url: 'nope', type: 'image' } },
-      'media url is required and must be an http(s) address',
+      'media url is required and must be an https address',
+    ],
+    [
+      'current',
+      { conversation_id: 'c', media: { url: 'http://a/b.jpg', type: 'image' } },
+      'media url is required and must be an https address',
+    ],
+    [
+      'current',
+      { conversation_id: 'c', media: { url: 'https://a/b.jpg', type: 'image', thumbnail: 'b-thumb.jpg' } },
+      'media thumbnail must be an http(s) URI',
+    ],
+    [
+      'earlier',
+      {
+        conversation_id: 'c',
+        text: 'x',
+        media: { url: 'https://a/b.jpg', type: 'image', thumbnail: 'ftp://a/b-thumb.jpg' },
+      },
+      'media thumbnail must be an http(s) URI',
     ],
     ['current', { conversation_id: 'c', reply_to_message_id: 3, text: 'x' }, INVALID],
+    ['current', { conversation_id: 'c', reply_to_message_id: '', text: 'x' }, INVALID],
+    ['current', { conversation_id: 'c', reply_to_message_id: ' ', text: 'x' }, INVALID],
     ['earlier', { conversation_id: 'c', text: '' }, INVALID],
     [
       'earlier',
       { conversation_id: 'c', text: 'x', media: { url: 'https://a/b', type: 'image', mimetype: '' } },
       'media mime type not supported',
     ],
+    ...(['gif', 'image/', '/gif', 'image gif', 'image/gif/x'] as const).map(
+      (mimetype) =>
+        [
+          'earlier',
+          { conversation_id: 'c', text: 'x', media: { url: 'https://a/b', type: 'image', mimetype } },
+          'media mime type not supported',
+        ] as const,
+    ),
   ] as const)('%s form: %j -> %s', (form, body, errorMsg) => {
     expect(parseSendRequest(form, body)).toEqual({ ok: false, errorMsg });
   });
 
-  it('trims the conversation id and defaults the MIME type per media type', () => {
+  it('keeps the conversation id as sent (it is opaque) and defaults the MIME type per media type', () => {
     const parsed = parseSendRequest('current', {
       conversation_id: ' c1 ',
       media: { url: 'https://a/b.mp4', type: 'video' },
@@ -39,7 +68,7 @@ describe('parseSendRequest', () => {
     expect(parsed).toEqual({
       ok: true,
       value: {
-        conversationId: 'c1',
+        conversationId: ' c1 ',
         content: { kind: 'media', type: 'video', url: 'https://a/b.mp4', mimeType: 'video/mp4', caption: '' },
         replyToMessageId: null,
       },

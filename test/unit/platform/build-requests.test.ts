@@ -149,10 +149,16 @@ describe('buildSendMessage', () => {
       'media.url: must be an https URL that the platform can reach publicly',
     ],
     [
-      'an http thumbnail',
+      'a thumbnail that is not a URL',
       'current',
-      { conversationId: 'c1', media: media({ thumbnail: 'http://x.example/t.jpg' }) },
-      'media.thumbnail: must be an https URL that the platform can reach publicly',
+      { conversationId: 'c1', media: media({ thumbnail: 't.jpg' }) },
+      'media.thumbnail: must be an http(s) URL',
+    ],
+    [
+      'a data: thumbnail',
+      'earlier',
+      { conversationId: 'c1', text: 'x', media: media({ thumbnail: 'data:image/png;base64,AAAA' }) },
+      'media.thumbnail: must be an http(s) URL',
     ],
     [
       'a bad media type',

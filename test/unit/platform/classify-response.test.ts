@@ -171,7 +171,7 @@ describe('classifyAnswer', () => {
     ['rc 500 on HTTP 200', 200, { status: 0, rc: 500, error_msg: 'boom' }, 'OUTCOME_UNKNOWN'],
     ['HTTP 502 text', 502, 'Bad Gateway', 'OUTCOME_UNKNOWN'],
     [
-      'error create note (a text is no proof that nothing was stored)',
+      'error create note (does not prove nothing was created)',
       200,
       { status: 0, rc: 500, error_msg: 'error create note' },
       'OUTCOME_UNKNOWN',
