@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { registerDemoCommand } from './demo-command.js';
 import { registerDlqCommand } from './dlq-command.js';
 import { registerEmulatorCommand } from './emulator-command.js';
 import { registerExplainCommand } from './explain-command.js';
@@ -20,4 +21,5 @@ export function registerCommands(program: Command, io: CliIo): void {
   registerDlqCommand(program, io);
   registerQuarantineCommand(program, io);
   registerEmulatorCommand(program, io);
+  registerDemoCommand(program, io);
 }
