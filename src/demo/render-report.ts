@@ -94,6 +94,12 @@ export function columnWidths(columns: number | undefined): number[] {
   return widths;
 }
 
+function crmCell(report: ConversationReport): string {
+  const accepted = report.crm.reduce((sum, f) => sum + f.accepted, 0);
+  return accepted === 0 ? '-' : String(accepted);
+}
+
+/** The per-conversation table (cli-table3), without colours so it reads the same in a log. */
 export function renderConversationTable(
   conversations: readonly ConversationReport[],
   columns?: number,
