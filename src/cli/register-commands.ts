@@ -7,6 +7,7 @@ import { registerQuarantineCommand } from './quarantine-command.js';
 import type { CliIo } from './run-cli.js';
 import { registerRunCommands } from './run-commands.js';
 import { registerSchemaCommand } from './schema-command.js';
+import { registerSendTestWebhookCommand } from './send-test-webhook-command.js';
 import { registerValidateCommand } from './validate-command.js';
 
 /**
@@ -22,4 +23,5 @@ export function registerCommands(program: Command, io: CliIo): void {
   registerQuarantineCommand(program, io);
   registerEmulatorCommand(program, io);
   registerDemoCommand(program, io);
+  registerSendTestWebhookCommand(program, io);
 }
