@@ -33,6 +33,8 @@ export interface DemoLinks {
   adminUser: string;
   adminPassword: string;
   logFile: string;
+  /** `convo-bridge send-test-webhook ...` aimed at the running bridge (shown with --keep). */
+  tryIt: string;
   /** True while everything keeps running (--keep). */
   live: boolean;
 }
@@ -179,6 +181,7 @@ export function renderReport(input: DemoReportInput): string {
     `  queues        ${l.queues}  (user ${l.adminUser}, password ${l.adminPassword})`,
     `  bridge log    ${l.logFile}`,
   );
+  if (l.live) lines.push('', 'Send a webhook yourself (or use the inbox page forms):', `  ${l.tryIt}`);
   if (input.warnings.length > 0) {
     lines.push('', 'Warnings in the bridge log (expected ones come from the injected faults):');
     for (const w of input.warnings) lines.push(`  ${w.count} x ${w.message}`);
