@@ -22,7 +22,7 @@ export interface DemoConversation {
 export type EffectMatch = { contains: string } | { mediaUrl: string };
 
 export interface ExpectedEffect {
-  /** The rule (or `reply_window.when_closed`) the effect comes from. */
+  /** The rule the effect comes from; `when_closed (window)` for reply_window.when_closed. */
   rule: string;
   kind: 'note' | 'reply';
   match: EffectMatch;
@@ -83,7 +83,7 @@ export const DEMO_CONVERSATIONS: readonly DemoConversation[] = [
       effects: [
         { rule: 'after-hours-whatsapp', kind: 'reply', match: { contains: 'Halo Dewi, kami sedang tutup.' } },
         {
-          rule: 'reply_window.when_closed',
+          rule: 'when_closed (window)',
           kind: 'note',
           match: { contains: 'Reply not sent: the 24-hour window is closed (1h)' },
         },

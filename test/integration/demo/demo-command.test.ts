@@ -71,7 +71,7 @@ describe('convo-bridge demo (spawned like a user would)', () => {
       'Rina · Telegram',
       'Joko · Web chat',
       'Maya · Telegram',
-      'reply_window.when_closed',
+      'when_closed (window)',
       'escalate-complaints',
       'after-hours-whatsapp',
       'ai-unsure',

@@ -258,7 +258,7 @@ describe('observeConversation', () => {
     ]);
     expect(good.problems).toEqual([]);
     expect(good.blocked).toBe(1);
-    expect(good.rules).toEqual(['after-hours-whatsapp', 'reply_window.when_closed']);
+    expect(good.rules).toEqual(['after-hours-whatsapp', 'when_closed (window)']);
 
     const sentAnyway = observe([
       ...base,
@@ -270,7 +270,7 @@ describe('observeConversation', () => {
     expect(sentAnyway.problems).toEqual([
       'Dewi (conv-dewi): unexpected reply "katalog.pdf (document)"',
       'Dewi (conv-dewi): the reply "katalog.pdf (document)" was sent but failed to deliver',
-      'Dewi (conv-dewi): missing note from reply_window.when_closed: "Reply not sent: the 24-hour window is closed (1h)"',
+      'Dewi (conv-dewi): missing note from when_closed (window): "Reply not sent: the 24-hour window is closed (1h)"',
       'Dewi (conv-dewi): 0 replies blocked by the closed window, expected 1',
     ]);
   });
