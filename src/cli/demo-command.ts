@@ -77,6 +77,9 @@ export function registerDemoCommand(program: Command, io: CliIo): void {
           signal: abort.signal,
           waitForStop: () => signal.promise,
         });
+        if (result.totals === null) {
+          throw new CliError('interrupted', { exitCode: EXIT.invalidInput, code: 'DEMO_INTERRUPTED' });
+        }
         if (!result.ok) {
           throw new CliError(
             `the demo's outcome is wrong: ${result.problems.length} problem(s), listed above`,

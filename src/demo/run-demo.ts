@@ -66,7 +66,8 @@ export interface DemoResult {
   ok: boolean;
   problems: string[];
   conversations: ConversationReport[];
-  totals: DemoTotals;
+  /** Null when the run was interrupted before it could be checked. */
+  totals: DemoTotals | null;
 }
 
 /** Seed of the emulator's fault RNG: with it, the 503-after-send fault hits the same sends every run. */
@@ -279,6 +280,8 @@ export async function runDemo(options: RunDemoOptions): Promise<DemoResult> {
     const settle = async (what: string) => {
       await waitFor(
         async () => {
+          // Ctrl+C: stop waiting, the runner winds down.
+          if (options.signal?.aborted) return true;
           await emulator.admin.deliveriesSettled();
           return queueIdle(eventsQueue);
         },
@@ -287,6 +290,7 @@ export async function runDemo(options: RunDemoOptions): Promise<DemoResult> {
     };
 
     let interrupted = false;
+    let played = 0;
     for (const [index, step] of DEMO_STEPS.entries()) {
       if (options.signal?.aborted) {
         interrupted = true;
@@ -304,6 +308,7 @@ export async function runDemo(options: RunDemoOptions): Promise<DemoResult> {
         if (!timerSetAt.has(step.conversation)) timerSetAt.set(step.conversation, Date.now());
       }
       progress.step(line);
+      played += 1;
     }
 
     // The escalation timers: the unanswered one must fire, the answered one must not.
@@ -311,6 +316,7 @@ export async function runDemo(options: RunDemoOptions): Promise<DemoResult> {
       try {
         await waitFor(
           () => {
+            if (options.signal?.aborted) return true;
             const now = Date.now();
             return timerConversations.every((c) => {
               const setAt = timerSetAt.get(c.id) ?? now;
@@ -336,6 +342,16 @@ export async function runDemo(options: RunDemoOptions): Promise<DemoResult> {
         problems.push(describeError(error));
       }
     }
+    if (options.signal?.aborted) interrupted = true;
+    if (interrupted) {
+      progress.stop();
+      out(
+        `\nInterrupted (Ctrl+C) after step ${played} of ${DEMO_STEPS.length}: nothing was verified. ` +
+          'Stopping the bridge, the emulator, the CRM sink and Redis...\n',
+      );
+      await cleanup();
+      return { ok: false, problems: ['interrupted (Ctrl+C)'], conversations: [], totals: null };
+    }
     progress.step(
       `escalation timers: ${timerConversations.map((c) => `${c.label} ${c.expect.timer}`).join(', ')}`,
     );
@@ -350,7 +366,7 @@ export async function runDemo(options: RunDemoOptions): Promise<DemoResult> {
         detail: emulator.admin.conversation(conversation.id),
         requests,
         crm: crmDeliveries,
-        timersDue: !interrupted,
+        timersDue: true,
       }),
     );
     for (const report of conversations) problems.push(...report.problems);
@@ -389,7 +405,6 @@ export async function runDemo(options: RunDemoOptions): Promise<DemoResult> {
       crmUnsigned: crmDeliveries.filter((d) => !d.verified).length,
     };
     problems.push(...globalProblems(totals, certainFaults, requests, prefix, redis.url));
-    if (interrupted) problems.push('interrupted (Ctrl+C) before the script finished');
     progress.step(
       problems.length === 0 ? 'verified: everything exactly once' : `${problems.length} problem(s) found`,
     );
@@ -414,7 +429,7 @@ export async function runDemo(options: RunDemoOptions): Promise<DemoResult> {
           adminPassword: credentials.adminPassword,
           logFile,
           tryIt: `npx tsx src/cli.ts send-test-webhook --url ${webhookUrl} --secret ${credentials.webhookSecret} --event complaint --conversation conv-budi`,
-          live: options.keep && !interrupted,
+          live: options.keep,
         },
         warnings: await readWarnings(logFile),
         seconds: Math.round((Date.now() - startedAt) / 1000),
@@ -422,7 +437,7 @@ export async function runDemo(options: RunDemoOptions): Promise<DemoResult> {
       }),
     );
 
-    if (options.keep && !interrupted && options.waitForStop) {
+    if (options.keep && options.waitForStop) {
       out('\nEverything keeps running. Press Ctrl+C to stop.\n');
       await options.waitForStop();
       out('Stopping: bridge (drains and finishes in-flight jobs), emulator, CRM sink, Redis...\n');
