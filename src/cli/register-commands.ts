@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { registerDemoCommand } from './demo-command.js';
 import { registerDlqCommand } from './dlq-command.js';
 import { registerEmulatorCommand } from './emulator-command.js';
 import { registerExplainCommand } from './explain-command.js';
@@ -6,6 +7,7 @@ import { registerQuarantineCommand } from './quarantine-command.js';
 import type { CliIo } from './run-cli.js';
 import { registerRunCommands } from './run-commands.js';
 import { registerSchemaCommand } from './schema-command.js';
+import { registerSendTestWebhookCommand } from './send-test-webhook-command.js';
 import { registerValidateCommand } from './validate-command.js';
 
 /**
@@ -20,4 +22,6 @@ export function registerCommands(program: Command, io: CliIo): void {
   registerDlqCommand(program, io);
   registerQuarantineCommand(program, io);
   registerEmulatorCommand(program, io);
+  registerDemoCommand(program, io);
+  registerSendTestWebhookCommand(program, io);
 }
