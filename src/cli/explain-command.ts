@@ -5,6 +5,7 @@ import { ConfigError, formatConfigIssue } from '../config/config-error.js';
 import { type LoadedConfig, loadConfig } from '../config/load-config.js';
 import { resolveConfigPath } from '../config/resolve-config-path.js';
 import { type ConversationEvent, ConversationEventSchema } from '../events/conversation-event.js';
+import { normalizeEvent } from '../receive/normalize-event.js';
 import { localTime } from '../rules/business-hours.js';
 import { evaluateRules } from '../rules/evaluate-rules.js';
 import { formatPlan } from '../rules/format-plan.js';
@@ -16,6 +17,7 @@ import type { CliIo } from './run-cli.js';
 const EXAMPLES = `
 Examples:
   $ convo-bridge explain --config config/bridge.yaml --event complaint.json
+  $ convo-bridge explain --event test/fixtures/webhooks/channel-message-in.json   # a raw webhook body
   $ convo-bridge explain --event catalog.json --now 2026-11-23T03:15:00Z --json
   $ convo-bridge explain --event late.json --facts facts.json
 
@@ -36,7 +38,10 @@ export function registerExplainCommand(program: Command, io: CliIo): void {
   program
     .command('explain')
     .description('show which rules match an event, why the others do not, and the actions that would run')
-    .requiredOption('-e, --event <file>', 'event JSON file (a canonical ConversationEvent)')
+    .requiredOption(
+      '-e, --event <file>',
+      'event JSON file: a webhook body as the platform sends it, or a canonical ConversationEvent',
+    )
     .option('-c, --config <file>', 'config file (default: config/bridge.yaml, then $CONVO_BRIDGE_CONFIG)')
     .option('--now <iso>', 'evaluate as of this instant (default: now)')
     .option('--facts <file>', 'conversation facts JSON (see below)')
@@ -62,7 +67,7 @@ export function registerExplainCommand(program: Command, io: CliIo): void {
             cause: error,
           });
         }
-        const event = await readEventFile(options.event);
+        const event = await readEventFile(options.event, now);
         const facts = options.facts === undefined ? defaultFacts() : await readFactsFile(options.facts);
         const plan = evaluateRules(loaded.rules, event, facts, now);
         if (options.json) {
@@ -116,8 +121,21 @@ function describeIssues(path: string, error: z.ZodError): string {
  * Reads the event to explain. The one place that turns a file into a ConversationEvent, so that
  * raw webhook payloads can be accepted here once the receiver's normaliser exists.
  */
-export async function readEventFile(path: string): Promise<ConversationEvent> {
+/**
+ * The event to explain: a canonical ConversationEvent (`v: 1`), or a webhook body exactly as the
+ * platform sends it (any variant the receiver accepts), normalised the way the receiver does.
+ */
+export async function readEventFile(path: string, receivedAt = new Date()): Promise<ConversationEvent> {
   const value = await readJson(path, 'event');
+  const looksCanonical = typeof value === 'object' && value !== null && 'v' in value && 'kind' in value;
+  if (!looksCanonical) {
+    const normalized = normalizeEvent(value, { receivedAt });
+    if (normalized.ok) return normalized.event;
+    throw new CliError(
+      `${path} is neither a webhook body the receiver understands (${normalized.problem.message}) nor a ` +
+        'canonical ConversationEvent (see src/events/conversation-event.ts)',
+    );
+  }
   const parsed = ConversationEventSchema.safeParse(value);
   if (!parsed.success) {
     throw new CliError(

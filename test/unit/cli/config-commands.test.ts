@@ -100,6 +100,7 @@ describe('convo-bridge validate', () => {
 
 describe('convo-bridge explain', () => {
   const dir = mkdtempSync(join(tmpdir(), 'explain-'));
+  writeFileSync(join(dir, 'bad-event.json'), JSON.stringify({ v: 1, kind: 'message_in' }));
   const args = ['explain', '--config', 'config/bridge.example.yaml'];
 
   it('prints matched rules, reasons and actions', async () => {
@@ -119,6 +120,20 @@ describe('convo-bridge explain', () => {
       '  1. [catalog#0] reply document: https://cdn.example.com/katalog.pdf caption "Katalog terbaru"\n',
     );
     expect(stdout).toContain('(explain only plans: nothing was sent)');
+  });
+
+  it('explains a webhook body exactly as the platform sends it', async () => {
+    const { code, stdout } = await run([
+      ...args,
+      '--event',
+      'test/fixtures/webhooks/channel-message-in.json',
+      '--now',
+      '2026-11-23T03:15:00Z',
+    ]);
+    expect(code).toBe(0);
+    expect(stdout).toContain('event: message_in (channel.message_in) in conversation conv_8f3a2b1c');
+    expect(stdout).toContain('  no    catalog              text has none of the keywords [katalog, catalog]\n');
+    expect(stdout).toContain('actions: none');
   });
 
   it('prints the plan as JSON with --json, using --facts', async () => {
@@ -164,9 +179,14 @@ describe('convo-bridge explain', () => {
       /^convo-bridge: config\/bridge\.example\.yaml is not valid JSON \(/,
     ],
     [
-      'an event without the canonical fields',
+      'JSON that is neither a webhook body nor an event',
       ['--event', 'package.json'],
-      /^convo-bridge: package\.json is not a canonical ConversationEvent:\npackage\.json: v: Invalid input: expected 1\n/,
+      /^convo-bridge: package\.json is neither a webhook body the receiver understands \(.+\) nor a canonical ConversationEvent/,
+    ],
+    [
+      'a canonical event with wrong fields',
+      ['--event', join(dir, 'bad-event.json')],
+      /bad-event\.json is not a canonical ConversationEvent:\n/,
     ],
     [
       'a bad --now',
