@@ -55,7 +55,10 @@ rules:
 `;
 
 function spawnNode(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  return spawn(process.execPath, args, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
 }
 
 async function stop(child: ChildProcess) {
@@ -79,20 +82,55 @@ export async function runRateBudgetBench(): Promise<RateBudgetResult> {
     const emulatorUrl = `http://127.0.0.1:${emulatorPort}`;
     children.push(
       spawnNode(
-        [CLI, 'emulator', '--port', String(emulatorPort), '--form', 'earlier', '--business-id', 'rate-biz', '--secret', SECRET, '--seed', join(dir, 'seed.json'), '--rate-limit', `${LIMIT_PER_MINUTE}/10`],
+        [
+          CLI,
+          'emulator',
+          '--port',
+          String(emulatorPort),
+          '--form',
+          'earlier',
+          '--business-id',
+          'rate-biz',
+          '--secret',
+          SECRET,
+          '--seed',
+          join(dir, 'seed.json'),
+          '--rate-limit',
+          `${LIMIT_PER_MINUTE}/10`,
+        ],
         {},
       ),
     );
-    await waitFor(() => fetch(`${emulatorUrl}/health`).then((r) => r.status < 500, () => false), {
-      timeoutMs: 20_000,
-      what: 'the emulator',
-    });
+    await waitFor(
+      () =>
+        fetch(`${emulatorUrl}/health`).then(
+          (r) => r.status < 500,
+          () => false,
+        ),
+      {
+        timeoutMs: 20_000,
+        what: 'the emulator',
+      },
+    );
     const port = await findFreePort();
-    children.push(spawnNode([CLI, 'start', '--config', join(dir, 'bridge.yaml')], { PLATFORM_BASE_URL: emulatorUrl, PORT: String(port), REDIS_URL: redisUrl }));
-    await waitFor(() => fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false), {
-      timeoutMs: 20_000,
-      what: 'the bridge',
-    });
+    children.push(
+      spawnNode([CLI, 'start', '--config', join(dir, 'bridge.yaml')], {
+        PLATFORM_BASE_URL: emulatorUrl,
+        PORT: String(port),
+        REDIS_URL: redisUrl,
+      }),
+    );
+    await waitFor(
+      () =>
+        fetch(`http://127.0.0.1:${port}/readyz`).then(
+          (r) => r.ok,
+          () => false,
+        ),
+      {
+        timeoutMs: 20_000,
+        what: 'the bridge',
+      },
+    );
     // More work than the budget serves in the measured time (each event needs one note).
     const events = Math.ceil((LIMIT_PER_MINUTE * SECONDS) / 60) + 60;
     const started = Date.now();
@@ -101,7 +139,12 @@ export async function runRateBudgetBench(): Promise<RateBudgetResult> {
         event: 'message.incoming',
         timestamp: Math.floor(Date.now() / 1000),
         conversation_id: `rc-${i % conversations.length}`,
-        message: { id: `rate-${i}`, sender_name: 'Pelanggan', channel: { id: 'ch_tg', name: 'Telegram', engine: 'telegram' }, content: { type: 'text', text: `halo ${i}` } },
+        message: {
+          id: `rate-${i}`,
+          sender_name: 'Pelanggan',
+          channel: { id: 'ch_tg', name: 'Telegram', engine: 'telegram' },
+          content: { type: 'text', text: `halo ${i}` },
+        },
       });
       const response = await fetch(`http://127.0.0.1:${port}/webhooks/platform`, {
         method: 'POST',
@@ -110,11 +153,17 @@ export async function runRateBudgetBench(): Promise<RateBudgetResult> {
       });
       if (!response.ok) throw new Error(`webhook ${i}: HTTP ${response.status}`);
     }
-    await waitFor(() => Date.now() - started >= SECONDS * 1000, { timeoutMs: SECONDS * 1000 + 10_000, intervalMs: 500, what: 'the measured period' });
+    await waitFor(() => Date.now() - started >= SECONDS * 1000, {
+      timeoutMs: SECONDS * 1000 + 10_000,
+      intervalMs: 500,
+      what: 'the measured period',
+    });
     const { requests } = (await (await fetch(`${emulatorUrl}/_emulator/requests?limit=1000000`)).json()) as {
       requests: { at: string; endpoint: string | null; rc: number | null; httpStatus: number | null }[];
     };
-    const inWindow = requests.filter((r) => r.endpoint !== 'health' && Date.parse(r.at) - started <= SECONDS * 1000);
+    const inWindow = requests.filter(
+      (r) => r.endpoint !== 'health' && Date.parse(r.at) - started <= SECONDS * 1000,
+    );
     const rejected429 = inWindow.filter((r) => r.rc === 429 || r.httpStatus === 429).length;
     const accepted = inWindow.length - rejected429;
     const allowed = (LIMIT_PER_MINUTE * SECONDS) / 60;
@@ -141,5 +190,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
       `(${result.budgetUsedPct}%), ${result.rejected429} answered 429 (${result.rateLimitedPct}%)`,
   );
   await mkdir(join(here, 'results'), { recursive: true });
-  await writeFile(join(here, 'results', 'rate-budget.json'), `${JSON.stringify({ ...result, at: new Date().toISOString() }, null, 2)}\n`);
+  await writeFile(
+    join(here, 'results', 'rate-budget.json'),
+    `${JSON.stringify({ ...result, at: new Date().toISOString() }, null, 2)}\n`,
+  );
 }

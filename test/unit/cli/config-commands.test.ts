@@ -132,7 +132,9 @@ describe('convo-bridge explain', () => {
     ]);
     expect(code).toBe(0);
     expect(stdout).toContain('event: message_in (channel.message_in) in conversation conv_8f3a2b1c');
-    expect(stdout).toContain('  no    catalog              text has none of the keywords [katalog, catalog]\n');
+    expect(stdout).toContain(
+      '  no    catalog              text has none of the keywords [katalog, catalog]\n',
+    );
     expect(stdout).toContain('actions: none');
   });
 
