@@ -32,6 +32,8 @@ const SATURATION_IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 64);
 const PHASE_DEADLINE_MS = 120_000;
 const LAYOUT = (process.env.BENCH_LAYOUT ?? 'start') as 'start' | 'split';
 const CONCURRENCY = Number(process.env.BENCH_WORKER_CONCURRENCY ?? 64);
+/** Extra node flags for the bridge processes only, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`. */
+const BRIDGE_NODE_ARGS = (process.env.BENCH_BRIDGE_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const SECRET = 'bench-platform-secret';
 const WEBHOOK_SECRET = 'bench-webhook-secret';
 

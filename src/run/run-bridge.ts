@@ -67,20 +67,29 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
     connectionName: 'convo-bridge:control',
   });
   redis.on('error', () => {});
-  await checkRedisPolicy(redis, log);
 
   const runsWorker = options.mode !== 'serve';
   const runsReceiver = options.mode !== 'work';
   let shuttingDown = false;
   let composed: ComposedWorker | undefined;
+  let receiver: Receiver | undefined;
   let lastProgressAt = Date.now();
+  // A start that fails half-way (a port in use, Redis refusing) must not leave the parts already
+  // running holding the process open: close them, then report the error.
+  const failStart = async (error: unknown): Promise<never> => {
+    await receiver?.close().catch(() => undefined);
+    await composed?.close(0).catch(() => undefined);
+    await redis.quit().catch(() => undefined);
+    throw error;
+  };
+  await checkRedisPolicy(redis, log);
   if (runsWorker) {
     composed = composeWorker(config, loaded.rules, {
       logger: log,
       registry,
       ...(options.now ? { now: options.now } : {}),
     });
-    await composed.worker.start();
+    await composed.worker.start().catch(failStart);
     log.info({ concurrency: config.worker.concurrency, rules: loaded.rules.rules.length }, 'worker started');
   }
   const queuesForGauges = composed ? [composed.worker.eventsQueue, composed.worker.timersQueue] : [];
@@ -111,7 +120,6 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
   };
   let lastCompleted = -1;
 
-  let receiver: Receiver | undefined;
   let url: string | null = null;
   let closeHttp: (() => Promise<void>) | undefined;
   if (runsReceiver) {
@@ -133,12 +141,14 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
         }
       },
     });
-    const listening = await receiver.listen(config.receiver.port, config.receiver.host);
+    const listening = await receiver.listen(config.receiver.port, config.receiver.host).catch(failStart);
     url = listening.url;
     closeHttp = listening.close;
     log.info({ url: `${url}${config.receiver.path}` }, 'receiver listening');
   } else if (options.port !== undefined) {
-    const server = await healthServer(options.port, config.receiver.host, registry, redis, readiness);
+    const server = await healthServer(options.port, config.receiver.host, registry, redis, readiness).catch(
+      failStart,
+    );
     const address = server.address() as AddressInfo;
     url = `http://${config.receiver.host}:${address.port}`;
     closeHttp = () => new Promise<void>((resolve) => server.close(() => resolve()));

@@ -200,6 +200,12 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
     },
     close(graceMs = 25_000) {
       closing ??= (async () => {
+        if (graceMs <= 0) {
+          await Promise.all([eventsWorker.close(true), timersWorker.close(true)]);
+          await Promise.allSettled([eventsQueue.close(), timersQueue.close()]);
+          await Promise.allSettled([redis, queueConnection, ...workerConnections].map((c) => c.quit()));
+          return;
+        }
         const drain = Promise.all([eventsWorker.close(), timersWorker.close()]);
         const deadline = new Promise<'timeout'>((resolve) => setTimeout(resolve, graceMs, 'timeout').unref());
         if ((await Promise.race([drain.then(() => 'drained' as const), deadline])) === 'timeout') {
