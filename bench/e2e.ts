@@ -365,7 +365,7 @@ export async function runE2eBench(): Promise<{
     };
     const modes = LAYOUT === 'split' ? ['serve', 'work'] : ['start'];
     const bridges = modes.map((mode) =>
-      spawnNode([CLI, mode, '--config', join(dir, 'bridge.yaml')], env, mode),
+      spawnNode([...BRIDGE_NODE_ARGS, CLI, mode, '--config', join(dir, 'bridge.yaml')], env, mode),
     );
     children.push(...bridges.map((b) => b.child));
     await waitFor(

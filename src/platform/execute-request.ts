@@ -36,7 +36,6 @@ async function exchange<T>(
       method: request.method,
       headers: request.headers,
       timeoutMs: options.timeoutMs,
-      freshConnection: request.safety === 'creates',
       ...(request.searchParams ? { searchParams: request.searchParams } : {}),
       ...(request.json ? { json: request.json } : {}),
     });

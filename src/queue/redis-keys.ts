@@ -8,7 +8,21 @@ export const QUEUE_NAMES = {
 
 export const DEFAULT_PREFIX = 'cb';
 
-const sha = (value: string, length = 40) => createHash('sha256').update(value).digest('hex').slice(0, length);
+/**
+ * Key names hash ids (any length, any characters) to fixed-size hex. One event's run names about
+ * ten keys of the same conversation, so recent hashes are kept in a small bounded cache.
+ */
+const HASH_CACHE_MAX = 20_000;
+const hashCache = new Map<string, string>();
+const sha = (value: string, length = 40): string => {
+  let hex = hashCache.get(value);
+  if (hex === undefined) {
+    hex = createHash('sha256').update(value).digest('hex');
+    if (hashCache.size >= HASH_CACHE_MAX) hashCache.clear();
+    hashCache.set(value, hex);
+  }
+  return hex.slice(0, length);
+};
 
 /**
  * BullMQ job ids must not contain ':' and must not be all digits. Derive them from the event key
