@@ -69,6 +69,9 @@ export function composeWorker(
       ...(budget ? { beforeRequest: () => budget.take() } : {}),
       afterResponse: (info) => {
         metrics?.platformCalls.inc({ operation: info.operation, result: info.outcome });
+        // 1 while the platform refuses our credentials; any accepted call clears it.
+        if (info.outcome === 'AUTH' || info.outcome === 'PERMISSION') metrics?.authFailing.set(1);
+        else if (info.outcome === 'ok') metrics?.authFailing.set(0);
         metrics?.platformLatency.observe({ operation: info.operation }, info.durationMs / 1000);
       },
     },

@@ -160,8 +160,15 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
       const outcome = error.name === 'UnrecoverableError' ? 'dead_lettered' : 'retried';
       metrics?.jobs.inc({ queue, outcome });
       if (outcome === 'retried') {
+        const event = job?.data?.event;
         log.warn(
-          { jobId: job?.id, attempt: job?.attemptsMade, err: error.message },
+          {
+            jobId: job?.id,
+            conversationId: event?.conversationId ?? job?.data?.conversationId,
+            eventKey: event?.key,
+            attempt: job?.attemptsMade,
+            err: error.message,
+          },
           `${queue} job will be retried`,
         );
       }
