@@ -85,13 +85,24 @@ export function tokenizeEnvReferences(original: string): TokenizedText {
     references,
     marker,
     toOriginalOffset(offset) {
-      let delta = 0;
-      for (const s of shifts) {
-        if (offset < s.newStart) break;
-        if (offset < s.newEnd) return s.originalStart;
-        delta = s.originalEnd - s.newEnd;
+      // Binary search for the last reference that starts at or before the offset (a linear scan
+      // per call made files with thousands of references and problems quadratic; test/hostile).
+      let low = 0;
+      let high = shifts.length - 1;
+      let last = -1;
+      while (low <= high) {
+        const mid = (low + high) >> 1;
+        if ((shifts[mid]?.newStart ?? 0) <= offset) {
+          last = mid;
+          low = mid + 1;
+        } else {
+          high = mid - 1;
+        }
       }
-      return offset + delta;
+      const s = shifts[last];
+      if (s === undefined) return offset;
+      if (offset < s.newEnd) return s.originalStart;
+      return offset + s.originalEnd - s.newEnd;
     },
   };
 }
