@@ -58,9 +58,31 @@ const PLACEHOLDERS = [
   'placeholder',
 ];
 
+/**
+ * Larger config text is refused before it is parsed. Loading takes time in proportion to the size,
+ * but the YAML parser needs up to about 5 µs a byte for dense flow collections (`[[[...` or
+ * `[x, x, ...`, measured by test/hostile on the 2-core development machine), so this bounds one
+ * load, and one hot reload in a running bridge, to a few seconds. Real configs are far smaller
+ * (the example is 2 KB; a thousand rules are about 200 KB).
+ */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+
 /** Validates and compiles config text (tests and hot reload use this directly). */
 export function parseConfigText(text: string, options: LoadOptions & { fileName: string }): LoadedConfig {
   const fileName = options.fileName;
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > MAX_CONFIG_BYTES) {
+    const size = (n: number) => `${(n / 1024 / 1024).toFixed(n % (1024 * 1024) === 0 ? 0 : 2)} MiB`;
+    throw new ConfigError([
+      {
+        file: fileName,
+        line: 1,
+        column: 1,
+        path: '',
+        message: `the config is ${size(bytes)}, more than the ${size(MAX_CONFIG_BYTES)} a config may have: is this the right file? Remove unused rules or shorten keyword lists`,
+      },
+    ]);
+  }
   const parsed = parseConfigDocument(text, fileName);
   if (!parsed.document) {
     throw new ConfigError(parsed.issues, { cause: parsed.yamlErrors[0] });
