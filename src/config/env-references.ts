@@ -38,6 +38,10 @@ export function tokenizeEnvReferences(original: string): TokenizedText {
   const shifts: { originalStart: number; originalEnd: number; newStart: number; newEnd: number }[] = [];
   let out = '';
   let last = 0;
+  // Where the next `}` and line break are, found again only once the scan has passed them: a fresh
+  // search from every `${` made a line of unclosed `${${${...` quadratic (300 KB: 5 s; test/hostile).
+  let nextClose = -2;
+  let nextNewline = -2;
   let i = original.indexOf('$');
   while (i !== -1 && i < original.length) {
     let reference: Omit<EnvReference, 'token'> | undefined;
@@ -46,8 +50,10 @@ export function tokenizeEnvReferences(original: string): TokenizedText {
       length = 3;
       reference = { offset: i, source: '$${', literal: '${' };
     } else if (original.startsWith('${', i)) {
-      const close = original.indexOf('}', i + 2);
-      const newline = original.indexOf('\n', i + 2);
+      if (nextClose !== -1 && nextClose < i + 2) nextClose = original.indexOf('}', i + 2);
+      if (nextNewline !== -1 && nextNewline < i + 2) nextNewline = original.indexOf('\n', i + 2);
+      const close = nextClose;
+      const newline = nextNewline;
       if (close === -1 || (newline !== -1 && newline < close)) {
         length = 2;
         reference = { offset: i, source: original.slice(i, i + 2), literal: '${', malformed: true };

@@ -17,8 +17,29 @@ function linearOriginalOffset(original: string, offset: number): number {
   return offset + delta;
 }
 
+/** The references as the earlier tokenizer found them (a fresh indexOf from every `${`). */
+function referenceSources(original: string): [number, string][] {
+  const out: [number, string][] = [];
+  let i = original.indexOf('$');
+  while (i !== -1 && i < original.length) {
+    if (original.startsWith('$${', i)) {
+      out.push([i, '$${']);
+      i = original.indexOf('$', i + 3);
+    } else if (original.startsWith('${', i)) {
+      const close = original.indexOf('}', i + 2);
+      const newline = original.indexOf('\n', i + 2);
+      const length = close === -1 || (newline !== -1 && newline < close) ? 2 : close + 1 - i;
+      out.push([i, original.slice(i, i + length)]);
+      i = original.indexOf('$', i + length);
+    } else {
+      i = original.indexOf('$', i + 1);
+    }
+  }
+  return out;
+}
+
 const piece = fc.oneof(
-  fc.constantFrom('${A}', '${LONG_NAME:-default}', '$${', '${bad-name}', '${', 'x', 'key: ', '\n', ' '),
+  fc.constantFrom('${A}', '${LONG_NAME:-default}', '$${', '${bad-name}', '${', '}', 'x', 'key: ', '\n', ' '),
   fc.string({ maxLength: 5 }),
 );
 
@@ -33,6 +54,31 @@ describe('tokenizeEnvReferences: mapping offsets back (regression: a linear scan
         }
       }),
       { numRuns: 500 },
+    );
+  });
+
+  it.each([
+    ['unclosed ${ (300 KB)', '${'.repeat(150_000)],
+    ['unclosed ${ before a closing brace on the next line', `${'${'.repeat(150_000)}\n}`],
+    ['${ closed at the very end', `${'${'.repeat(150_000)}}`],
+  ])(
+    'tokenises %s in linear time (regression: a search to the end of the text from every ${)',
+    (_name, text) => {
+      const started = performance.now();
+      const tokenized = tokenizeEnvReferences(text);
+      expect(performance.now() - started).toBeLessThan(1_000);
+      expect(tokenized.references.size).toBeGreaterThan(0);
+    },
+  );
+
+  it('reads the same references as a fresh search from every ${ would', () => {
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 40 }), (pieces) => {
+        const text = pieces.join('');
+        const sources = [...tokenizeEnvReferences(text).references.values()].map((r) => [r.offset, r.source]);
+        expect(sources).toEqual(referenceSources(text));
+      }),
+      { numRuns: 1_000 },
     );
   });
 
