@@ -37,6 +37,10 @@ export type ConfigPath = readonly (string | number)[];
  */
 export const MAX_ALIAS_COUNT = 100;
 
+/** What a document gets that exhausts the stack of the YAML parser (or of anything after it). */
+export const NESTED_TOO_DEEPLY =
+  'the document is nested too deeply to read (hundreds of levels of lists or mappings): a config needs a few; flatten it';
+
 export interface ParsedConfigDocument {
   document: ConfigDocument | undefined;
   issues: ConfigIssue[];
@@ -73,7 +77,9 @@ export function parseConfigDocument(text: string, fileName: string): ParsedConfi
     const message =
       error.code === 'DUPLICATE_KEY'
         ? `duplicate key ${quoteKeyAt(env.text, error.pos[0])}: each key may appear once per mapping`
-        : `YAML syntax error: ${firstLine(error.message)}`;
+        : /call stack/i.test(error.message)
+          ? NESTED_TOO_DEEPLY
+          : `YAML syntax error: ${firstLine(error.message)}`;
     issues.push({ file: fileName, line, column, path: '', message });
   }
   if (errors.length > 0) return { document: undefined, issues, yamlErrors };

@@ -1,7 +1,13 @@
 import { readFile } from 'node:fs/promises';
 
 import { type CompiledRules, compileRules } from '../rules/compile-rules.js';
-import { type ConfigPath, documentToJs, locatePath, parseConfigDocument } from './config-document.js';
+import {
+  type ConfigPath,
+  documentToJs,
+  locatePath,
+  NESTED_TOO_DEEPLY,
+  parseConfigDocument,
+} from './config-document.js';
 import { ConfigError, type ConfigIssue } from './config-error.js';
 import { type BridgeConfig, configSchema } from './config-schema.js';
 import { describeZodIssues, type SchemaProblem } from './describe-zod-issues.js';
@@ -83,6 +89,25 @@ export function parseConfigText(text: string, options: LoadOptions & { fileName:
       },
     ]);
   }
+  try {
+    return parseWithinLimits(text, options);
+  } catch (error) {
+    // The YAML parser, yaml's toJS, zod and the compiler all recurse into the document; a few
+    // hundred levels of nesting exhaust the stack in one of them (which one depends on the
+    // caller's stack). The yaml parser's RangeError escaped as such (found by test/hostile).
+    if (!isStackOverflow(error)) throw error;
+    throw new ConfigError([{ file: fileName, line: 1, column: 1, path: '', message: NESTED_TOO_DEEPLY }], {
+      cause: error,
+    });
+  }
+}
+
+function isStackOverflow(error: unknown): boolean {
+  return error instanceof RangeError && /call stack/i.test(error.message);
+}
+
+function parseWithinLimits(text: string, options: LoadOptions & { fileName: string }): LoadedConfig {
+  const fileName = options.fileName;
   const parsed = parseConfigDocument(text, fileName);
   if (!parsed.document) {
     throw new ConfigError(parsed.issues, { cause: parsed.yamlErrors[0] });
