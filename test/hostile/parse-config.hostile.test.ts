@@ -19,7 +19,7 @@ import {
   SCALING_KINDS,
   SECRET_VALUES,
 } from './support/config-inputs.js';
-import { cpuMs, fastestCpuMs } from './support/cpu-time.js';
+import { cpuMs, doublingRatio } from './support/cpu-time.js';
 import { assertNotPolluted, prototypeSnapshot } from './support/hostile-values.js';
 import { HOSTILE_SCALE, runsFor } from './support/scale.js';
 
@@ -206,29 +206,21 @@ describe('parseConfigText under hostile configs', () => {
 
   it.for(SCALING_KINDS)('time grows linearly with the number of %s', (kind, { task }) => {
     // Doubling the entries must not much more than double the time (a quadratic step would
-    // quadruple it). CPU time, fastest of three, so that other processes on the machine do not
-    // count; re-measured (at most three rounds) only when a ratio looks bad.
+    // quadruple it), in CPU time, so that other processes on the machine do not count.
     const small = HOSTILE_SCALE >= 1 ? 4_000 : 1_000;
-    const timeOf = (n: number) => {
-      const text = documentOfSize(kind, n);
-      expect(parseChecked(text)).toBeInstanceOf(ConfigError);
-      return fastestCpuMs(3, () => {
-        try {
-          parseConfigText(text, { fileName: FILE, env: EXAMPLE_ENV });
-        } catch {
-          // checked above: a ConfigError
-        }
-      });
+    const parse = (text: string) => () => {
+      try {
+        parseConfigText(text, { fileName: FILE, env: EXAMPLE_ENV });
+      } catch {
+        // checked above: a ConfigError
+      }
     };
-    timeOf(small / 4); // warm up
-    let ratio = Number.POSITIVE_INFINITY;
-    let t1 = 0;
-    let t2 = 0;
-    for (let round = 0; round < 3 && ratio >= 3; round++) {
-      t1 = timeOf(small);
-      t2 = timeOf(small * 2);
-      ratio = t2 / Math.max(t1, 1);
-    }
+    const smallText = documentOfSize(kind, small);
+    const largeText = documentOfSize(kind, small * 2);
+    expect(parseChecked(smallText)).toBeInstanceOf(ConfigError);
+    expect(parseChecked(largeText)).toBeInstanceOf(ConfigError);
+    parse(documentOfSize(kind, small / 4))(); // warm up
+    const { small: t1, large: t2, ratio } = doublingRatio(parse(smallText), parse(largeText), { repeats: 3 });
     recordRow(task, {
       property: `config: ${small} vs ${small * 2} ${kind} (x${ratio.toFixed(2)})`,
       runs: 2,

@@ -18,3 +18,36 @@ export function fastestCpuMs(repeats: number, run: () => void): number {
   }
   return best;
 }
+
+export interface Doubling {
+  /** Fastest CPU time of the smaller input. */
+  small: number;
+  /** Fastest CPU time of the input twice as large. */
+  large: number;
+  ratio: number;
+}
+
+/**
+ * How the CPU time grows when the input doubles: about 2 for linear work, 4 for quadratic. The
+ * two sizes are timed alternately (a burst of load then hits both alike), each the fastest of
+ * `repeats`; when the ratio is at or over `limit`, it is measured again, at most `rounds` times,
+ * since noise can only make one side slower while a real quadratic step stays at 4.
+ */
+export function doublingRatio(
+  runSmall: () => void,
+  runLarge: () => void,
+  options: { repeats?: number; rounds?: number; limit?: number } = {},
+): Doubling {
+  const { repeats = 5, rounds = 5, limit = 3 } = options;
+  let result: Doubling = { small: 0, large: 0, ratio: Number.POSITIVE_INFINITY };
+  for (let round = 0; round < rounds && result.ratio >= limit; round++) {
+    let small = Number.POSITIVE_INFINITY;
+    let large = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < repeats; i++) {
+      small = Math.min(small, fastestCpuMs(1, runSmall));
+      large = Math.min(large, fastestCpuMs(1, runLarge));
+    }
+    result = { small, large, ratio: large / Math.max(small, 0.05) };
+  }
+  return result;
+}
