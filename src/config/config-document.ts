@@ -79,7 +79,7 @@ export function parseConfigDocument(text: string, fileName: string): ParsedConfi
         ? `duplicate key ${quoteKeyAt(env.text, error.pos[0])}: each key may appear once per mapping`
         : /call stack/i.test(error.message)
           ? NESTED_TOO_DEEPLY
-          : `YAML syntax error: ${firstLine(error.message)}`;
+          : `YAML syntax error: ${withoutSource(firstLine(error.message))}`;
     issues.push({ file: fileName, line, column, path: '', message });
   }
   if (errors.length > 0) return { document: undefined, issues, yamlErrors };
@@ -265,6 +265,16 @@ function rangeStart(node: unknown): number | undefined {
 
 function firstLine(message: string): string {
   return message.split('\n')[0] ?? message;
+}
+
+/**
+ * yaml quotes the offending source in some messages (`Unexpected scalar token in YAML stream:
+ * "s3cr3t"`): that can be a secret written in the file, which the error would then put in the CLI
+ * output and the hot-reload log (found by test/hostile), or a `${VAR}` placeholder token. The
+ * position already says where it is.
+ */
+function withoutSource(message: string): string {
+  return message.replace(/: "(?:[^"\\]|\\.)*"$/, '');
 }
 
 function quoteKeyAt(text: string, offset: number): string {
