@@ -69,7 +69,7 @@ export function parseConfigDocument(text: string, fileName: string): ParsedConfi
   for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) lineStarts.push(i + 1);
   const document: ConfigDocument = { fileName, text, doc, env, lineStarts };
   const issues: ConfigIssue[] = [];
-  const errors = [...doc.errors, ...duplicateKeyErrors(doc)].sort((a, b) => a.pos[0] - b.pos[0]);
+  const errors = [...doc.errors, ...duplicateKeyErrors(doc, env)].sort((a, b) => a.pos[0] - b.pos[0]);
   const yamlErrors: YAMLError[] = errors;
 
   for (const error of errors) {
@@ -80,7 +80,7 @@ export function parseConfigDocument(text: string, fileName: string): ParsedConfi
         : /call stack/i.test(error.message)
           ? NESTED_TOO_DEEPLY
           : `YAML syntax error: ${withoutSource(firstLine(error.message))}`;
-    issues.push({ file: fileName, line, column, path: '', message });
+    issues.push({ file: fileName, line, column, path: '', message: env.restore(message) });
   }
   if (errors.length > 0) return { document: undefined, issues, yamlErrors };
 
@@ -129,7 +129,7 @@ export function parseConfigDocument(text: string, fileName: string): ParsedConfi
  * `1:` and `"1":`, which yaml keeps apart but which become one key of the loaded object, the
  * later silently winning). One pass with a set per mapping, and an explicit stack (no recursion).
  */
-function duplicateKeyErrors(doc: Document): YAMLParseError[] {
+function duplicateKeyErrors(doc: Document, env: TokenizedText): YAMLParseError[] {
   const errors: YAMLParseError[] = [];
   const stack: unknown[] = [doc.contents];
   while (stack.length > 0) {
@@ -141,7 +141,8 @@ function duplicateKeyErrors(doc: Document): YAMLParseError[] {
         if (isScalar(key)) {
           const value = key.value;
           if (typeof value === 'number' && Number.isNaN(value)) continue;
-          const property = value === null ? '' : String(value);
+          // Each `${VAR}` became its own token; compared as written, `${A}:` twice is a duplicate.
+          const property = value === null ? '' : env.restore(String(value));
           const start = key.range?.[0];
           if (seen.has(property) && start !== undefined) {
             errors.push(new YAMLParseError([start, start + 1], 'DUPLICATE_KEY', 'Map keys must be unique'));

@@ -27,6 +27,11 @@ export interface TokenizedText {
   marker: string;
   /** Maps an offset in `text` back to the original text. */
   toOriginalOffset(offset: number): number;
+  /**
+   * Puts the references back as written (`${SECRET_KEY}`) in text taken from what YAML parsed:
+   * keys are not interpolated, so an error about a key would otherwise show the inner token.
+   */
+  restore(parsedText: string): string;
 }
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -90,6 +95,13 @@ export function tokenizeEnvReferences(original: string): TokenizedText {
     text: out,
     references,
     marker,
+    restore(parsedText) {
+      if (!parsedText.includes(marker)) return parsedText;
+      return parsedText.replace(
+        new RegExp(`${marker}\\d+__`, 'g'),
+        (token) => references.get(token)?.source ?? token,
+      );
+    },
     toOriginalOffset(offset) {
       // Binary search for the last reference that starts at or before the offset (a linear scan
       // per call made files with thousands of references and problems quadratic; test/hostile).

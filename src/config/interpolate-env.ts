@@ -63,7 +63,7 @@ export function interpolateEnv(
           result.issues.push({
             file: document.fileName,
             ...at,
-            path: path.join('.'),
+            path: document.env.restore(path.join('.')),
             message: `malformed variable reference ${JSON.stringify(reference.source)}: write \${NAME} or \${NAME:-default} (NAME of letters, digits and _), or $\${ for a literal \${`,
           });
         }
@@ -83,7 +83,7 @@ export function interpolateEnv(
         result.issues.push({
           file: document.fileName,
           ...at,
-          path: path.join('.'),
+          path: document.env.restore(path.join('.')),
           message: `environment variable ${name} is not set: set it, or write \${${name}:-default} to give a default`,
         });
       }

@@ -131,8 +131,8 @@ function parseWithinLimits(text: string, options: LoadOptions & { fileName: stri
   const toIssue = (problem: SchemaProblem): ConfigIssue => ({
     file: fileName,
     ...locatePath(document, problem.path, { atKey: problem.atKey }),
-    path: problem.path.join('.'),
-    message: hideEnvValues(problem.message, fromEnvAt(problem.path)),
+    path: document.env.restore(problem.path.join('.')),
+    message: document.env.restore(hideEnvValues(problem.message, fromEnvAt(problem.path))),
   });
 
   const missing = interpolation.missing;
