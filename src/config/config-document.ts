@@ -118,7 +118,9 @@ export function parseConfigDocument(text: string, fileName: string): ParsedConfi
       line,
       column,
       path: '',
-      message: `the config must be a mapping of sections (platform:, receiver:, rules: ...), got ${got}`,
+      message: env.restore(
+        `the config must be a mapping of sections (platform:, receiver:, rules: ...), got ${got}`,
+      ),
     });
   }
   return { document: issues.length === 0 ? document : undefined, issues, yamlErrors };

@@ -32,6 +32,13 @@ describe('${VAR} in a key is shown as written, never as the internal token', () 
       `${HEAD}  auth: { business_id: b, secret: s }\nreceiver:\n  secrets: [ w ]\n\${KEY}: 1\n\${KEY}: 2\n`,
       ['keys.yaml:7:1: duplicate key "${KEY}": each key may appear once per mapping'],
     ],
+    [
+      'a whole document that is one reference',
+      '${SECRET_KEY}\n',
+      [
+        'keys.yaml:1:1: the config must be a mapping of sections (platform:, receiver:, rules: ...), got a single value ("${SECRET_KEY}")',
+      ],
+    ],
   ])('%s', (_name, text, expected) => {
     expect(issuesOf(text)).toEqual(expected);
   });
