@@ -41,6 +41,17 @@ function collect(
   const label = where === '' ? 'config' : where;
   const hideValue = SECRET_PATH.test(where) || (options.hideValueAt?.(path) ?? false);
   switch (issue.code) {
+    case 'invalid_key': {
+      // A record's key failed its own schema (`destinations: { "bad name": ... }`): zod's message
+      // is "Invalid key in record"; the key schema's own message says what a key may be.
+      const inner = issue.issues.map((i) => i.message).find((m) => !m.startsWith('Invalid'));
+      out.push({
+        path,
+        atKey: true,
+        message: `${label}: ${inner ?? `${JSON.stringify(String(path[path.length - 1] ?? ''))} is not allowed as a key here`}`,
+      });
+      return;
+    }
     case 'unrecognized_keys':
       for (const key of issue.keys) {
         out.push({
