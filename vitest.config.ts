@@ -24,6 +24,20 @@ export default defineConfig({
           hookTimeout: 60_000,
         },
       },
+      {
+        // Property-based hostile input (test/hostile): one file at a time, so that timings and heap
+        // figures are not disturbed by a sibling file; --expose-gc for the receiver's heap bound.
+        // HOSTILE_SCALE sets the counts (npm test: small; npm run test:hostile: the full 100,000+).
+        extends: true,
+        test: {
+          name: 'hostile',
+          include: ['test/hostile/**/*.test.ts'],
+          fileParallelism: false,
+          execArgv: ['--expose-gc'],
+          testTimeout: 600_000,
+          hookTimeout: 60_000,
+        },
+      },
     ],
   },
 });

@@ -7,9 +7,12 @@ import {
   isScalar,
   isSeq,
   type Node,
+  type Pair,
   parseDocument,
   visit,
   type YAMLError,
+  type YAMLMap,
+  YAMLParseError,
 } from 'yaml';
 import type { ConfigIssue } from './config-error.js';
 import { type TokenizedText, tokenizeEnvReferences } from './env-references.js';
@@ -34,6 +37,10 @@ export type ConfigPath = readonly (string | number)[];
  */
 export const MAX_ALIAS_COUNT = 100;
 
+/** What a document gets that exhausts the stack of the YAML parser (or of anything after it). */
+export const NESTED_TOO_DEEPLY =
+  'the document is nested too deeply to read (hundreds of levels of lists or mappings): a config needs a few; flatten it';
+
 export interface ParsedConfigDocument {
   document: ConfigDocument | undefined;
   issues: ConfigIssue[];
@@ -49,7 +56,9 @@ export interface ParsedConfigDocument {
 export function parseConfigDocument(text: string, fileName: string): ParsedConfigDocument {
   const env = tokenizeEnvReferences(text);
   const doc = parseDocument(env.text, {
-    uniqueKeys: true,
+    // Duplicate keys are found below in one pass: yaml's own check compares each key with every
+    // earlier key of its mapping, so a mapping of 20,000 keys took seconds (test/hostile).
+    uniqueKeys: false,
     prettyErrors: false,
     strict: true,
     version: '1.2',
@@ -60,17 +69,20 @@ export function parseConfigDocument(text: string, fileName: string): ParsedConfi
   for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) lineStarts.push(i + 1);
   const document: ConfigDocument = { fileName, text, doc, env, lineStarts };
   const issues: ConfigIssue[] = [];
-  const yamlErrors = [...doc.errors];
+  const errors = [...doc.errors, ...duplicateKeyErrors(doc, env)].sort((a, b) => a.pos[0] - b.pos[0]);
+  const yamlErrors: YAMLError[] = errors;
 
-  for (const error of doc.errors) {
+  for (const error of errors) {
     const { line, column } = positionOfOffset(document, error.pos[0]);
     const message =
       error.code === 'DUPLICATE_KEY'
         ? `duplicate key ${quoteKeyAt(env.text, error.pos[0])}: each key may appear once per mapping`
-        : `YAML syntax error: ${firstLine(error.message)}`;
-    issues.push({ file: fileName, line, column, path: '', message });
+        : /call stack/i.test(error.message)
+          ? NESTED_TOO_DEEPLY
+          : `YAML syntax error: ${withoutSource(firstLine(error.message))}`;
+    issues.push({ file: fileName, line, column, path: '', message: env.restore(message) });
   }
-  if (doc.errors.length > 0) return { document: undefined, issues, yamlErrors };
+  if (errors.length > 0) return { document: undefined, issues, yamlErrors };
 
   // Tags let YAML construct arbitrary types (`!!js/function` in old js-yaml); the config has no use
   // for any of them, so refuse all, known or not, instead of passing them on as strings.
@@ -106,10 +118,48 @@ export function parseConfigDocument(text: string, fileName: string): ParsedConfi
       line,
       column,
       path: '',
-      message: `the config must be a mapping of sections (platform:, receiver:, rules: ...), got ${got}`,
+      message: env.restore(
+        `the config must be a mapping of sections (platform:, receiver:, rules: ...), got ${got}`,
+      ),
     });
   }
   return { document: issues.length === 0 ? document : undefined, issues, yamlErrors };
+}
+
+/**
+ * A second key of a mapping that lands on the same property as an earlier one (`a:` twice, or
+ * `1:` and `"1":`, which yaml keeps apart but which become one key of the loaded object, the
+ * later silently winning). One pass with a set per mapping, and an explicit stack (no recursion).
+ */
+function duplicateKeyErrors(doc: Document, env: TokenizedText): YAMLParseError[] {
+  const errors: YAMLParseError[] = [];
+  const stack: unknown[] = [doc.contents];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (isMap(node)) {
+      const seen = new Set<string>();
+      for (const pair of node.items) {
+        const key = pair.key;
+        if (isScalar(key)) {
+          const value = key.value;
+          if (typeof value === 'number' && Number.isNaN(value)) continue;
+          // Each `${VAR}` became its own token; compared as written, `${A}:` twice is a duplicate.
+          const property = value === null ? '' : env.restore(String(value));
+          const start = key.range?.[0];
+          if (seen.has(property) && start !== undefined) {
+            errors.push(new YAMLParseError([start, start + 1], 'DUPLICATE_KEY', 'Map keys must be unique'));
+          }
+          seen.add(property);
+        } else if (isNode(key)) {
+          stack.push(key);
+        }
+        if (isNode(pair.value)) stack.push(pair.value);
+      }
+    } else if (isSeq(node)) {
+      for (const item of node.items) if (isNode(item)) stack.push(item);
+    }
+  }
+  return errors;
 }
 
 /** The plain JavaScript value of the document, with alias expansion bounded. */
@@ -172,9 +222,7 @@ export function locatePath(
     const segment = path[i];
     if (isAlias(node)) node = node.resolve(document.doc);
     if (isMap(node)) {
-      const pair = node.items.find(
-        (item) => isPair(item) && isScalar(item.key) && item.key.value === segment,
-      );
+      const pair = pairsByKey(node).get(segment);
       if (!pair) break;
       if (options.atKey && i === path.length - 1) {
         offset = rangeStart(pair.key) ?? offset;
@@ -195,12 +243,41 @@ export function locatePath(
   return positionOfOffset(document, offset);
 }
 
+const pairIndexes = new WeakMap<YAMLMap, Map<unknown, Pair>>();
+
+/**
+ * The pairs of a mapping by scalar key (the first of equal keys), built once per mapping: every
+ * issue is located through this, and a linear search per issue made a file with thousands of
+ * problems in one mapping quadratic (test/hostile).
+ */
+function pairsByKey(map: YAMLMap): Map<unknown, Pair> {
+  let index = pairIndexes.get(map);
+  if (!index) {
+    index = new Map();
+    for (const item of map.items) {
+      if (isPair(item) && isScalar(item.key) && !index.has(item.key.value)) index.set(item.key.value, item);
+    }
+    pairIndexes.set(map, index);
+  }
+  return index;
+}
+
 function rangeStart(node: unknown): number | undefined {
   return isNode(node) ? (node as Node).range?.[0] : undefined;
 }
 
 function firstLine(message: string): string {
   return message.split('\n')[0] ?? message;
+}
+
+/**
+ * yaml quotes the offending source in some messages (`Unexpected scalar token in YAML stream:
+ * "s3cr3t"`): that can be a secret written in the file, which the error would then put in the CLI
+ * output and the hot-reload log (found by test/hostile), or a `${VAR}` placeholder token. The
+ * position already says where it is.
+ */
+function withoutSource(message: string): string {
+  return message.replace(/: "(?:[^"\\]|\\.)*"$/, '');
 }
 
 function quoteKeyAt(text: string, offset: number): string {

@@ -12,22 +12,46 @@ export interface SchemaProblem {
 
 const SECRET_PATH = /secret|password|auth/i;
 
+export interface DescribeOptions {
+  /** Values that must not be shown besides those at secret-looking paths (from environment variables). */
+  hideValueAt?: (path: ConfigPath) => boolean;
+}
+
 /**
  * Turns zod issues into config problems: one per unknown key, the most specific branch of a
  * union, and values shown only where they are not secret.
  */
-export function describeZodIssues(issues: readonly z.core.$ZodIssue[]): SchemaProblem[] {
+export function describeZodIssues(
+  issues: readonly z.core.$ZodIssue[],
+  options: DescribeOptions = {},
+): SchemaProblem[] {
   const out: SchemaProblem[] = [];
-  for (const issue of issues) collect(issue, [], out);
+  for (const issue of issues) collect(issue, [], out, options);
   return out;
 }
 
-function collect(issue: z.core.$ZodIssue, prefix: ConfigPath, out: SchemaProblem[]): void {
+function collect(
+  issue: z.core.$ZodIssue,
+  prefix: ConfigPath,
+  out: SchemaProblem[],
+  options: DescribeOptions,
+): void {
   const path: ConfigPath = [...prefix, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))];
   const where = path.join('.');
   const label = where === '' ? 'config' : where;
-  const hideValue = SECRET_PATH.test(where);
+  const hideValue = SECRET_PATH.test(where) || (options.hideValueAt?.(path) ?? false);
   switch (issue.code) {
+    case 'invalid_key': {
+      // A record's key failed its own schema (`destinations: { "bad name": ... }`): zod's message
+      // is "Invalid key in record"; the key schema's own message says what a key may be.
+      const inner = issue.issues.map((i) => i.message).find((m) => !m.startsWith('Invalid'));
+      out.push({
+        path,
+        atKey: true,
+        message: `${label}: ${inner ?? `${JSON.stringify(String(path[path.length - 1] ?? ''))} is not allowed as a key here`}`,
+      });
+      return;
+    }
     case 'unrecognized_keys':
       for (const key of issue.keys) {
         out.push({
@@ -45,7 +69,7 @@ function collect(issue: z.core.$ZodIssue, prefix: ConfigPath, out: SchemaProblem
         .map((branch) => ({ branch, depth: Math.max(...branch.map((i) => i.path.length)) }))
         .sort((a, b) => b.depth - a.depth)[0];
       if (deepest && deepest.depth > 0) {
-        for (const inner of deepest.branch) collect(inner, path, out);
+        for (const inner of deepest.branch) collect(inner, path, out, options);
         return;
       }
       const input = 'input' in issue ? issue.input : undefined;

@@ -27,6 +27,11 @@ export interface TokenizedText {
   marker: string;
   /** Maps an offset in `text` back to the original text. */
   toOriginalOffset(offset: number): number;
+  /**
+   * Puts the references back as written (`${SECRET_KEY}`) in text taken from what YAML parsed:
+   * keys are not interpolated, so an error about a key would otherwise show the inner token.
+   */
+  restore(parsedText: string): string;
 }
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -38,6 +43,10 @@ export function tokenizeEnvReferences(original: string): TokenizedText {
   const shifts: { originalStart: number; originalEnd: number; newStart: number; newEnd: number }[] = [];
   let out = '';
   let last = 0;
+  // Where the next `}` and line break are, found again only once the scan has passed them: a fresh
+  // search from every `${` made a line of unclosed `${${${...` quadratic (300 KB: 5 s; test/hostile).
+  let nextClose = -2;
+  let nextNewline = -2;
   let i = original.indexOf('$');
   while (i !== -1 && i < original.length) {
     let reference: Omit<EnvReference, 'token'> | undefined;
@@ -46,8 +55,10 @@ export function tokenizeEnvReferences(original: string): TokenizedText {
       length = 3;
       reference = { offset: i, source: '$${', literal: '${' };
     } else if (original.startsWith('${', i)) {
-      const close = original.indexOf('}', i + 2);
-      const newline = original.indexOf('\n', i + 2);
+      if (nextClose !== -1 && nextClose < i + 2) nextClose = original.indexOf('}', i + 2);
+      if (nextNewline !== -1 && nextNewline < i + 2) nextNewline = original.indexOf('\n', i + 2);
+      const close = nextClose;
+      const newline = nextNewline;
       if (close === -1 || (newline !== -1 && newline < close)) {
         length = 2;
         reference = { offset: i, source: original.slice(i, i + 2), literal: '${', malformed: true };
@@ -84,14 +95,32 @@ export function tokenizeEnvReferences(original: string): TokenizedText {
     text: out,
     references,
     marker,
+    restore(parsedText) {
+      if (!parsedText.includes(marker)) return parsedText;
+      return parsedText.replace(
+        new RegExp(`${marker}\\d+__`, 'g'),
+        (token) => references.get(token)?.source ?? token,
+      );
+    },
     toOriginalOffset(offset) {
-      let delta = 0;
-      for (const s of shifts) {
-        if (offset < s.newStart) break;
-        if (offset < s.newEnd) return s.originalStart;
-        delta = s.originalEnd - s.newEnd;
+      // Binary search for the last reference that starts at or before the offset (a linear scan
+      // per call made files with thousands of references and problems quadratic; test/hostile).
+      let low = 0;
+      let high = shifts.length - 1;
+      let last = -1;
+      while (low <= high) {
+        const mid = (low + high) >> 1;
+        if ((shifts[mid]?.newStart ?? 0) <= offset) {
+          last = mid;
+          low = mid + 1;
+        } else {
+          high = mid - 1;
+        }
       }
-      return offset + delta;
+      const s = shifts[last];
+      if (s === undefined) return offset;
+      if (offset < s.newEnd) return s.originalStart;
+      return offset + s.originalEnd - s.newEnd;
     },
   };
 }

@@ -13,9 +13,21 @@ export interface MissingVariable {
   column: number;
 }
 
+/** A value in which the environment's value of one or more variables was put. */
+export interface SubstitutedValue {
+  path: ConfigPath;
+  /** Each variable whose value (from the environment, not a default) is in the scalar. */
+  variables: { name: string; value: string }[];
+}
+
 export interface InterpolationResult {
   issues: ConfigIssue[];
   missing: MissingVariable[];
+  /**
+   * Where values from the environment went. Error messages never show them: variables carry
+   * secrets, and one referenced in the wrong place would otherwise be printed in the error.
+   */
+  substituted: SubstitutedValue[];
 }
 
 /**
@@ -32,7 +44,7 @@ export function interpolateEnv(
   env: Env,
   options: { allowMissing?: boolean } = {},
 ): InterpolationResult {
-  const result: InterpolationResult = { issues: [], missing: [] };
+  const result: InterpolationResult = { issues: [], missing: [], substituted: [] };
   const { marker, references } = document.env;
   if (references.size === 0) return result;
   const tokenPattern = new RegExp(`${marker}\\d+__`, 'g');
@@ -40,6 +52,7 @@ export function interpolateEnv(
 
   walk(document.doc.contents, [], (scalar, path) => {
     if (typeof scalar.value !== 'string' || !scalar.value.includes(marker)) return;
+    const fromEnv: SubstitutedValue['variables'] = [];
     scalar.value = scalar.value.replace(tokenPattern, (token) => {
       const reference = references.get(token);
       if (!reference) return token;
@@ -50,7 +63,7 @@ export function interpolateEnv(
           result.issues.push({
             file: document.fileName,
             ...at,
-            path: path.join('.'),
+            path: document.env.restore(path.join('.')),
             message: `malformed variable reference ${JSON.stringify(reference.source)}: write \${NAME} or \${NAME:-default} (NAME of letters, digits and _), or $\${ for a literal \${`,
           });
         }
@@ -59,7 +72,10 @@ export function interpolateEnv(
       if (reference.name === undefined) return reference.literal ?? '';
       const name = reference.name;
       const current = env[name];
-      if (current !== undefined && (current !== '' || reference.fallback === undefined)) return current;
+      if (current !== undefined && (current !== '' || reference.fallback === undefined)) {
+        if (current !== '') fromEnv.push({ name, value: current });
+        return current;
+      }
       if (reference.fallback !== undefined) return reference.fallback;
       result.missing.push({ name, path, ...at });
       if (!options.allowMissing && !reported.has(token)) {
@@ -67,12 +83,13 @@ export function interpolateEnv(
         result.issues.push({
           file: document.fileName,
           ...at,
-          path: path.join('.'),
+          path: document.env.restore(path.join('.')),
           message: `environment variable ${name} is not set: set it, or write \${${name}:-default} to give a default`,
         });
       }
       return `\${${name}}`;
     });
+    if (fromEnv.length > 0) result.substituted.push({ path, variables: fromEnv });
   });
   // References inside malformed text never reach a scalar if YAML dropped them; report them too.
   for (const reference of references.values()) {

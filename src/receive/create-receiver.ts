@@ -4,6 +4,7 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import { type Logger, pino } from 'pino';
 import { Registry } from 'prom-client';
 import { describeError } from '../shared/errors.js';
+import { answerClientError } from './answer-client-error.js';
 import { createEventProducer, DEFAULT_EVENT_JOB_OPTIONS } from './event-producer.js';
 import { quarantineBody } from './quarantine-store.js';
 import { checkWebhookHead, type ReceiveOutcome, receiveWebhookBody } from './receive-webhook.js';
@@ -62,6 +63,12 @@ const REDACTED_PATHS = [
 ];
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+
+const EXPECTATION_FAILED = failure(
+  417,
+  'bad_request',
+  'the Expect header asks for something this receiver does not do; send the webhook without it',
+);
 
 interface RequestState {
   started: bigint;
@@ -285,10 +292,32 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       await producer.connected(Math.max(2_000, config.enqueueTimeoutMs)).catch(() => {
         log.warn('listening although Redis is not connected yet; webhooks are answered 503 until it is');
       });
-      const server = createServer(app);
+      // No Host header is required: the receiver does not use it, and Node's refusal of a request
+      // without one is an empty 400, not JSON (test/hostile).
+      const server = createServer({ requireHostHeader: false }, app);
       // Bound slow senders (slowloris): headers within 10 s, the whole request within 30 s.
       server.headersTimeout = 10_000;
       server.requestTimeout = 30_000;
+      // Requests the HTTP parser refuses get a JSON answer too (answer-client-error.ts).
+      server.on('clientError', (error: Error & { code?: string }, socket) => {
+        const reply = answerClientError(error, socket);
+        if (log.isLevelEnabled('debug')) {
+          log.debug(
+            { code: error.code ?? null, status: reply?.status ?? null },
+            'request refused by the HTTP parser',
+          );
+        }
+      });
+      // `Expect:` other than 100-continue: Node answers an empty 417 unless told otherwise.
+      server.on('checkExpectation', (_req, res) => {
+        res.writeHead(EXPECTATION_FAILED.status, {
+          'content-type': JSON_TYPE,
+          'content-length': Buffer.byteLength(EXPECTATION_FAILED.body),
+          'x-convo-bridge-outcome': EXPECTATION_FAILED.outcome,
+          connection: 'close',
+        });
+        res.end(EXPECTATION_FAILED.body);
+      });
       servers.add(server);
       return new Promise((resolve, reject) => {
         server.once('error', reject);

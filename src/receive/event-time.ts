@@ -16,10 +16,24 @@ export function parseEventTime(value: unknown): Date | undefined {
   if (wib) return inRange(wib);
   // Only ISO strings that carry a zone; a zone-less one was taken as WIB above, other formats
   // (RFC 2822, "yesterday") are not something the platform sends, so they fall back.
-  if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(text)) {
+  const iso = ISO_WITH_ZONE.exec(text);
+  if (iso) {
+    // V8 rolls a day past the end of its month over (2024-02-30 -> 2024-03-01); parseWib refuses
+    // such dates, and so does this, so that a date that does not exist falls back in either form.
+    if (!isCalendarDate(Number(iso[1]), Number(iso[2]), Number(iso[3]))) return undefined;
     return inRange(new Date(text));
   }
   return undefined;
+}
+
+const ISO_WITH_ZONE = /^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i;
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+function isCalendarDate(year: number, month: number, day: number): boolean {
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const days = month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1];
+  return days !== undefined && day >= 1 && day <= days;
 }
 
 /**

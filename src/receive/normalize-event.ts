@@ -166,7 +166,8 @@ export function normalizeEvent(body: unknown, context: NormalizeContext): Normal
   try {
     return normalizeUnsafe(body, context);
   } catch (error) {
-    // Only pathological bodies reach this (nesting deep enough to exhaust the stack while hashing).
+    // JSON bodies never reach this (the body hash is iterative, any depth); a caller passing values
+    // JSON cannot hold (a bigint) gets a typed problem rather than an exception.
     const detail = error instanceof Error ? error.message : String(error);
     return problem('unreadable', `the body could not be read (${detail}); it is kept as it was received`);
   }

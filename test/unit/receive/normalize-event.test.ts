@@ -343,10 +343,14 @@ describe('normalizeEvent: bodies it cannot understand', () => {
     expect(eventOf({ event: 'shop.order_created', order: { id: 5 } }).kind).toBe('unknown');
   });
 
-  it('reports a nesting too deep to hash as unreadable instead of throwing', () => {
+  it('hashes a body nested 200,000 levels deep (the body hash does not recurse)', () => {
     let deep: unknown = 'leaf';
     for (let i = 0; i < 200_000; i += 1) deep = [deep];
-    const problem = problemOf({ event: 'test', deep });
+    expect(eventOf({ event: 'test', deep }).key).toMatch(/^test\|body:[0-9a-f]{64}$/);
+  });
+
+  it('reports a value JSON cannot hold (a bigint) as unreadable instead of throwing', () => {
+    const problem = problemOf({ event: 'test', big: 10n });
     expect(problem.reason).toBe('unreadable');
     expect(problem.message).toMatch(/^the body could not be read \(.+\); it is kept as it was received$/);
   });
