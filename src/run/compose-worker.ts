@@ -70,6 +70,8 @@ export function composeWorker(
       afterResponse: (info) => {
         metrics?.platformCalls.inc({ operation: info.operation, result: info.outcome });
         metrics?.platformLatency.observe({ operation: info.operation }, info.durationMs / 1000);
+        // A call that went through proves the credentials work (again): clear the auth alarm gauge.
+        if (info.outcome === 'ok') metrics?.authFailing.set(0);
       },
     },
   });
