@@ -142,7 +142,7 @@ export const platformFaults: Scenario = {
       return {
         scale: `${events} events under faults + ${stormEvents} in a ${seconds(stormMs)} 401 storm`,
         figures: {
-          'calls faulted': `${faulted}/${requestsAfterFaults.length} (${firedPerFault.map((f) => `${f.type} ${f.fired}`).join(', ')})`,
+          'calls faulted': `${faulted}/${requestsAfterFaults.length} (${firedPerFault.map((f) => `${f.type}${f.type === 'latency' || f.type === 'rate_limit' ? '' : ` ${f.mode ?? ''}`} ${f.fired}`).join(', ')})`,
           '401 storm': `${refused} refused, alarm ${alarm.logged && alarm.key ? 'logged + key' : 'MISSING'}, gauge ${gaugeDuring}, auth pauses ${pauses}, dead letters ${deadDuringStorm}`,
           'caught up after storm': seconds(recoveredMs),
           ...actionFigures(result),

@@ -160,7 +160,7 @@ export const redeliveries: Scenario = {
           redelivered: `${chosen.length} (x2 ${count('twice')}, x4 ${count('four times')}, 4 at once ${count('four at once')}; ${plans.filter((p) => p.afterDone).length} after done)`,
           'copies acked': `${redeliveredAcked + directAcked}/${redelivered.length + direct.length}`,
           'receiver queued/duplicate': `${queued}/${duplicates}`,
-          'platform retries': platformRetries,
+          'webhook retries by the platform': platformRetries,
           ...actionFigures(check1),
           'need-human calls': `${needHumanCalls}/${complaints}`,
         },

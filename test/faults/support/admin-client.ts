@@ -74,7 +74,12 @@ const RequestSchema = z.looseObject({
 });
 export type AdminRequest = z.infer<typeof RequestSchema>;
 
-const FaultSchema = z.looseObject({ id: z.string(), type: z.string(), fired: z.number() });
+const FaultSchema = z.looseObject({
+  id: z.string(),
+  type: z.string(),
+  mode: z.string().optional(),
+  fired: z.number(),
+});
 const StateSchema = z.looseObject({
   conversations: z.number(),
   requestsSeen: z.number(),
