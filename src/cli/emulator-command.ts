@@ -18,6 +18,7 @@ interface EmulatorFlags {
   randomSeed?: string;
   delivery: string;
   rateLimit?: string;
+  webhookRetryDelays?: string;
   requestLogSize?: string;
   deliveryLogSize?: string;
 }
@@ -34,6 +35,10 @@ Examples:
   # any free port, messages move pending -> sent -> delivered every 500 ms
   $ convo-bridge emulator --port 0 --business-id biz-1 --secret s3cret --delivery 500
 
+  # a fault-injection run: webhook retries spread over 35 s, large request and delivery logs
+  $ convo-bridge emulator --port 0 --business-id biz-1 --secret s3cret --random-seed 7 \\
+      --webhook-retry-delays 5000,10000,20000 --request-log-size 500000 --delivery-log-size 100000
+
 It prints the API URL and the inbox page URL, and stops on Ctrl+C (SIGINT) or SIGTERM.
 Admin API and curl session: docs/emulator.md.
 `;
@@ -43,6 +48,17 @@ function parseInteger(value: string, flag: string, min: number, max: number): nu
     throw new CliError(`${flag} must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`);
   }
   return Number(value);
+}
+
+/** `--webhook-retry-delays 1000,5000,25000`: the waits before webhook attempts 2, 3 and 4. */
+function parseRetryDelays(value: string): number[] {
+  const parts = value.split(',').map((part) => part.trim());
+  if (parts.length !== 3) {
+    throw new CliError(
+      `--webhook-retry-delays takes three delays in milliseconds (before attempts 2, 3 and 4), e.g. 1000,5000,25000; got ${JSON.stringify(value)}`,
+    );
+  }
+  return parts.map((part) => parseInteger(part, '--webhook-retry-delays: each delay', 0, 600_000));
 }
 
 /** Turns the flags into startEmulator options; every mistake is a CliError naming the flag. */
@@ -81,6 +97,9 @@ export function emulatorOptionsFromFlags(flags: EmulatorFlags): EmulatorOptions 
       ? {}
       : { seed: parseInteger(flags.randomSeed, '--random-seed', 0, 0xffff_ffff) }),
     ...(rateLimit === undefined ? {} : { rateLimit }),
+    ...(flags.webhookRetryDelays === undefined
+      ? {}
+      : { webhookRetryDelaysMs: parseRetryDelays(flags.webhookRetryDelays) }),
     ...(flags.requestLogSize === undefined
       ? {}
       : { requestLogSize: parseInteger(flags.requestLogSize, '--request-log-size', 1, 1_000_000) }),
@@ -124,11 +143,21 @@ export function registerEmulatorCommand(program: Command, io: CliIo): void {
       'delivery_status progression: immediate, manual, or milliseconds per step',
       'immediate',
     )
-    .option('--request-log-size <n>', 'API requests kept for /_emulator/requests (default 10000)')
-    .option('--delivery-log-size <n>', 'webhook attempts kept for /_emulator/delivery-log (default 10000)')
     .option(
       '--rate-limit <spec>',
       'requests per minute as <authenticated>/<unauthenticated>, or off (earlier form: 100/10)',
+    )
+    .option(
+      '--webhook-retry-delays <ms,ms,ms>',
+      'waits before webhook attempts 2, 3 and 4 in milliseconds (default 1000,5000,25000)',
+    )
+    .option(
+      '--request-log-size <n>',
+      'platform API requests kept for GET /_emulator/requests (default 10000)',
+    )
+    .option(
+      '--delivery-log-size <n>',
+      'webhook deliveries kept for GET /_emulator/deliveries (default 10000)',
     )
     .addHelpText('after', EXAMPLES)
     .action(async (flags: EmulatorFlags) => {

@@ -60,6 +60,8 @@ export function bridgeKeys(prefix: string) {
     timers: (conversationId: string) => `${p}:timers:${sha(conversationId, 32)}`,
     /** The plan evaluated for an event (or a timer), frozen on first evaluation. */
     plan: (eventKey: string) => `${p}:plan:${sha(eventKey)}`,
+    /** Notes and replies just sent into a conversation: text hash -> ms (see worker/execute-actions.ts). */
+    recentlySent: (conversationId: string) => `${p}:recent:${sha(conversationId, 32)}`,
     /** The action ledger of an event (or a timer): action id -> LedgerEntry JSON. */
     ledger: (eventKey: string) => `${p}:ledger:${sha(eventKey)}`,
     /** Dead letters: index by time, and one JSON entry per id. */

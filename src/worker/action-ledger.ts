@@ -13,6 +13,8 @@ import { z } from 'zod';
  *
  * When a run finds `started`, the previous attempt may or may not have reached the platform, so
  * the action is reconciled against the conversation's history before anything is sent again.
+ * `after` (set only when the same text was sent into the conversation moments before, see
+ * execute-actions.ts) is the highest history id when the call began: nothing up to it can be ours.
  */
 export const LEDGER_STATES = ['started', 'done', 'retry', 'failed', 'skipped'] as const;
 export type LedgerState = (typeof LEDGER_STATES)[number];
@@ -25,13 +27,15 @@ export const LedgerEntrySchema = z.object({
   tries: z.number().int().nonnegative(),
   /** Why it was skipped or failed, or what it produced (message id, "reconciled"). */
   detail: z.string().optional(),
+  /** For `started`: history messages with an id up to this one existed before the call began. */
+  after: z.number().int().nonnegative().optional(),
 });
 export type LedgerEntry = z.infer<typeof LedgerEntrySchema>;
 
 /** What a run must do with an action, given its ledger entry. */
 export type LedgerDecision =
   | { kind: 'run' } // never begun, or provably not sent: call the platform
-  | { kind: 'reconcile'; startedAt: number } // outcome unknown: look at history first
+  | { kind: 'reconcile'; startedAt: number; after?: number } // outcome unknown: look at history first
   | { kind: 'finished'; state: 'done' | 'failed' | 'skipped' }; // nothing to do
 
 export function decide(entry: LedgerEntry | undefined): LedgerDecision {
@@ -40,7 +44,9 @@ export function decide(entry: LedgerEntry | undefined): LedgerDecision {
     case 'retry':
       return { kind: 'run' };
     case 'started':
-      return { kind: 'reconcile', startedAt: entry.at };
+      return entry.after === undefined
+        ? { kind: 'reconcile', startedAt: entry.at }
+        : { kind: 'reconcile', startedAt: entry.at, after: entry.after };
     case 'done':
     case 'failed':
     case 'skipped':
@@ -48,8 +54,10 @@ export function decide(entry: LedgerEntry | undefined): LedgerDecision {
   }
 }
 
-export function begin(previous: LedgerEntry | undefined, now: number): LedgerEntry {
-  return { state: 'started', at: now, tries: (previous?.tries ?? 0) + 1 };
+export function begin(previous: LedgerEntry | undefined, now: number, after?: number): LedgerEntry {
+  const entry: LedgerEntry = { state: 'started', at: now, tries: (previous?.tries ?? 0) + 1 };
+  if (after !== undefined) entry.after = after;
+  return entry;
 }
 
 export function finish(

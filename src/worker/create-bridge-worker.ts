@@ -115,7 +115,12 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
       queues: [eventsQueue, timersQueue],
       settings,
       log,
-      onPause: (reason) => metrics?.pauses.inc({ reason }),
+      onPause: (reason) => {
+        metrics?.pauses.inc({ reason });
+        // The credentials alarm as a metric: 1 from the first 401/403 until a platform call succeeds
+        // again (compose-worker.ts sets it back to 0). Found unset by the fault suite (scenario 4).
+        if (reason === 'auth') metrics?.authFailing.set(1);
+      },
       onDeadLetter: (entry) => metrics?.deadLetters.inc({ queue: entry.queue, code: entry.code }),
     },
     log,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ConversationEvent } from '../events/conversation-event.js';
@@ -6,7 +7,7 @@ import { begin, decide, finish, type LedgerEntry, parseLedgerEntry } from './act
 import { classifyFailure, type FailureClass, type PlatformErrorClassifier } from './classify-failure.js';
 import { markOnce, type StoredFacts } from './conversation-facts.js';
 import type { ForwardPort, HistoryMessage, PlannedAction, PlatformPort, RulesPort } from './ports.js';
-import { reconcileAgainstHistory } from './reconcile-action.js';
+import { comparableText, reconcileAgainstHistory } from './reconcile-action.js';
 
 /** One action's fate in this run, for logs, metrics, the job's return value and dead letters. */
 export interface ActionReport {
@@ -84,10 +85,12 @@ export async function executeActions(
   const ledger = ctx.ledger ?? (await readLedger(ctx));
   const reports: ActionReport[] = [];
   let history: HistoryMessage[] | undefined;
-  const loadHistory = async () => {
-    if (!history) {
-      history = [];
-      for await (const message of ctx.platform.history(ctx.conversationId)) history.push(message);
+  /** The conversation's history, read once per run (or again when `fresh` is asked for). */
+  const loadHistory = async (fresh = false) => {
+    if (!history || fresh) {
+      const read: HistoryMessage[] = [];
+      for await (const message of ctx.platform.history(ctx.conversationId)) read.push(message);
+      history = read;
     }
     return history;
   };
@@ -153,7 +156,7 @@ async function runOne(
   action: PlannedAction,
   ledger: Map<string, LedgerEntry>,
   ctx: ExecutionContext,
-  loadHistory: () => Promise<HistoryMessage[]>,
+  loadHistory: (fresh?: boolean) => Promise<HistoryMessage[]>,
   runNested: (list: readonly PlannedAction[]) => Promise<void>,
 ): Promise<ActionReport> {
   const base = { id: action.id, type: action.type, rule: action.rule } as const;
@@ -171,6 +174,7 @@ async function runOne(
       await loadHistory(),
       claimedMessageIds(ledger),
       ctx.reconcileSkewMs,
+      decision.after,
     );
     if (verdict.kind === 'present') {
       const detail = verdict.messageId ? `message ${verdict.messageId}` : 'reconciled: found in history';
@@ -185,6 +189,7 @@ async function runOne(
         );
       }
       await writeLedger(ctx, ledger, action.id, finish(previous, 'done', Date.now(), detail));
+      await rememberSent(ctx, action);
       ctx.log.info(
         { action: action.id },
         'reconciled an action of unknown outcome: it had reached the platform',
@@ -209,12 +214,22 @@ async function runOne(
     }
   }
 
-  const started = begin(previous, Date.now());
   const idempotent = isIdempotent(action);
-  if (!idempotent) await writeLedger(ctx, ledger, action.id, started);
+  const started = begin(
+    previous,
+    Date.now(),
+    idempotent ? undefined : await historyFloor(action, ctx, loadHistory),
+  );
+  if (!idempotent) {
+    await writeLedger(ctx, ledger, action.id, started);
+    // From here on the text may be on the platform (even if this process dies mid-call)...
+    await rememberSent(ctx, action);
+  }
   try {
     const detail = await perform(action, ctx);
     await writeLedger(ctx, ledger, action.id, finish(started, 'done', Date.now(), detail));
+    // ...and a slow call may have put it there late: count the window from now.
+    await rememberSent(ctx, action);
     return withDetail({ ...base, state: 'done' }, detail);
   } catch (error) {
     const failure = classifyFailure(error, ctx.classifyPlatformError);
@@ -244,6 +259,55 @@ async function runOne(
         throw new ActionInterrupted(action.id, failure, error);
     }
   }
+}
+
+/**
+ * Same-text collisions (found by the fault-injection suite): a customer repeats a complaint or a
+ * catalog request, the bridge sends the same note or reply again a few seconds later, and that
+ * second call fails with an unknown outcome. Reconciliation looks for the text from `started -
+ * skew` on, finds the FIRST message and wrongly counts the second action as done: the second note
+ * or reply is lost. So every note and reply sent is remembered per conversation for a short while
+ * (when its call begins, and again when it ends), and a call whose text was sent that recently
+ * records the conversation's last history id before it begins (`after` in the ledger):
+ * reconciliation then ignores everything up to it. The history is read only in that case.
+ */
+function sentTextKey(action: PlannedAction): string | null {
+  let text: string;
+  if (action.type === 'note') text = `note:${comparableText(action.text)}`;
+  else if (action.type === 'reply')
+    text =
+      'text' in action.message
+        ? `reply:${comparableText(action.message.text)}`
+        : `media:${action.message.media.url}`;
+  else return null;
+  return createHash('sha256').update(text).digest('hex').slice(0, 32);
+}
+
+/** How long a sent text can be mistaken for a later one: the skew on both clocks, and a second of `sent_at` rounding. */
+const collisionWindowMs = (ctx: ExecutionContext) => 2 * ctx.reconcileSkewMs + 1_000;
+
+async function rememberSent(ctx: ExecutionContext, action: PlannedAction): Promise<void> {
+  const field = sentTextKey(action);
+  if (field === null) return;
+  const key = ctx.keys.recentlySent(ctx.conversationId);
+  await ctx.redis
+    .multi()
+    .hset(key, field, String(Date.now()))
+    .pexpire(key, collisionWindowMs(ctx) + 60_000)
+    .exec();
+}
+
+async function historyFloor(
+  action: PlannedAction,
+  ctx: ExecutionContext,
+  loadHistory: (fresh?: boolean) => Promise<HistoryMessage[]>,
+): Promise<number | undefined> {
+  const field = sentTextKey(action);
+  if (field === null) return undefined;
+  const sentAt = await ctx.redis.hget(ctx.keys.recentlySent(ctx.conversationId), field);
+  if (sentAt === null || Date.now() - Number(sentAt) > collisionWindowMs(ctx)) return undefined;
+  // Fresh: the same-text message may have been sent earlier in this very run.
+  return (await loadHistory(true)).reduce((max, message) => Math.max(max, message.id), 0);
 }
 
 function withDetail(report: ActionReport, detail: string | undefined): ActionReport {

@@ -12,6 +12,11 @@ import type { HistoryMessage, PlannedAction } from './ports.js';
  * Limits (stated in the README): the platform rewrites texts with links (removes unreachable
  * ones, splits image links), so texts are compared with links removed; an agent typing the very
  * same text within the skew would be mistaken for ours.
+ *
+ * The same text sent moments earlier for ANOTHER event of the conversation (a customer repeating
+ * a complaint or a catalog request) is within the skew too, and would be taken for this action's
+ * message, losing it. `afterId` (history messages up to it existed before the call began) rules
+ * those out; the worker records it when such a collision is possible (execute-actions.ts).
  */
 export type ReconcileVerdict =
   | { kind: 'present'; messageId: string | null }
@@ -30,12 +35,14 @@ export function reconcileAgainstHistory(
   history: readonly HistoryMessage[],
   claimedMessageIds: ReadonlySet<string>,
   skewMs: number,
+  afterId?: number,
 ): ReconcileVerdict {
   if (action.type !== 'note' && action.type !== 'reply') return { kind: 'redo' };
   const since = startedAt - skewMs;
   const candidates = history.filter(
     (m) =>
       m.sender !== 'user' &&
+      (afterId === undefined || m.id > afterId) &&
       (m.sentAt === null || m.sentAt.getTime() >= since) &&
       (m.messageId === null || !claimedMessageIds.has(m.messageId)),
   );

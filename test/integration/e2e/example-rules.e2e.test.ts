@@ -41,8 +41,11 @@ describe('the example config end to end', () => {
     });
     // stop: true -> the after-hours rule (hours are closed today) does not reply to a complaint.
     expect(w.apiMessages('c-complaint')).toEqual([]);
-    // and the 15-minute timer is pending in Redis.
-    expect(await w.redis.hlen(w.keys.timers('c-complaint'))).toBe(1);
+    // and the 15-minute timer is pending in Redis (set right after the forward: wait for it).
+    await waitFor(async () => (await w.redis.hlen(w.keys.timers('c-complaint'))) === 1, {
+      timeoutMs: 10_000,
+      what: 'the escalation timer to be set',
+    });
   });
 
   it('catalog: replies with the catalog PDF as a document, delivered', async () => {

@@ -16,6 +16,11 @@ describe('action ledger state machine', () => {
       { state: 'started', at: 42, tries: 1 },
       { kind: 'reconcile', startedAt: 42 },
     ],
+    [
+      'begun after a same-text message, outcome unknown -> reconcile above that history id',
+      { state: 'started', at: 42, tries: 1, after: 17 },
+      { kind: 'reconcile', startedAt: 42, after: 17 },
+    ],
     ['done -> nothing', { state: 'done', at: 1, tries: 1 }, { kind: 'finished', state: 'done' }],
     [
       'failed for good -> nothing',
@@ -39,6 +44,14 @@ describe('action ledger state machine', () => {
       tries: 2,
       detail: 'message m1',
     });
+  });
+
+  it('keeps the history floor only on the started entry that needs it', () => {
+    const started = begin(undefined, 100, 17);
+    expect(started).toEqual({ state: 'started', at: 100, tries: 1, after: 17 });
+    expect(parseLedgerEntry(JSON.stringify(started))).toEqual(started);
+    expect(finish(started, 'done', 110)).toEqual({ state: 'done', at: 110, tries: 1 });
+    expect(begin(undefined, 100)).not.toHaveProperty('after');
   });
 
   it.each([

@@ -88,6 +88,34 @@ describe('reconcileAgainstHistory', () => {
     expect(reconcileAgainstHistory(note, t0, history, new Set(['taken']), 5_000).kind).toBe('absent');
   });
 
+  // A customer repeated a request: the first note/reply (history id 7) went out a second before this
+  // action began; the action recorded history id 7 as its floor, so that message is not taken for it.
+  it.each<[string, PlannedAction, HistoryMessage[], string]>([
+    [
+      'same note sent just before, at or below the floor',
+      note,
+      [msg({ id: 7, senderName: 'api', text: 'Escalated by r' })],
+      'absent',
+    ],
+    [
+      'same note above the floor is ours',
+      note,
+      [
+        msg({ id: 7, senderName: 'api', text: 'Escalated by r' }),
+        msg({ id: 9, messageId: 'm9', senderName: 'api', text: 'Escalated by r' }),
+      ],
+      'present',
+    ],
+    [
+      'same media reply at the floor',
+      media,
+      [msg({ id: 7, text: 'https://cdn.example.com/katalog.pdf' })],
+      'absent',
+    ],
+  ])('with a history floor: %s', (_name, action, history, expected) => {
+    expect(reconcileAgainstHistory(action, t0, history, new Set(), 5_000, 7).kind).toBe(expected);
+  });
+
   it.each<PlannedAction>([
     { id: 'a', rule: 'r', type: 'need_human' },
     { id: 'b', rule: 'r', type: 'forward', destination: 'crm' },
