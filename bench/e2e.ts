@@ -13,7 +13,7 @@
  * /proc/<pid>/status (VmHWM, reset between phases). Bounded: each phase has an event count and a
  * deadline. Prints a table and writes bench/results/e2e.json (importable by bench/all.ts).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
@@ -21,6 +21,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findFreePort, type RedisServerHandle, startRedisServer } from '../src/shared/start-redis-server.js';
 import { waitFor } from '../src/shared/wait-for.js';
+import { spawnNode, stopChild, waitUntilOk } from './support.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const CLI = join(here, '..', 'dist', 'cli.js');
@@ -85,29 +86,6 @@ rules:
     then:
       - note: "seen {{event.messageId}}"
 `;
-
-function spawnNode(args: string[], env: NodeJS.ProcessEnv, label: string) {
-  const child = spawn(process.execPath, args, {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-8000);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  return { child, output: () => output, label };
-}
-
-async function stopChild(child: ChildProcess) {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-  await exited;
-  clearTimeout(timer);
-}
 
 async function json<T>(url: string, init?: RequestInit): Promise<T> {
   const response = await fetch(url, init);
@@ -341,21 +319,10 @@ export async function runE2eBench(): Promise<{
         '1000000',
       ],
       {},
-      'emulator',
     );
     children.push(emulator.child);
     const emulatorUrl = `http://127.0.0.1:${emulatorPort}`;
-    await waitFor(
-      () =>
-        fetch(`${emulatorUrl}/health`).then(
-          (r) => r.ok,
-          () => false,
-        ),
-      {
-        timeoutMs: 20_000,
-        what: `the emulator to start: ${emulator.output()}`,
-      },
-    );
+    await waitUntilOk(`${emulatorUrl}/health`, `the emulator to start: ${emulator.output()}`);
     const port = await findFreePort();
     const env = {
       PLATFORM_BASE_URL: emulatorUrl,
@@ -365,19 +332,12 @@ export async function runE2eBench(): Promise<{
     };
     const modes = LAYOUT === 'split' ? ['serve', 'work'] : ['start'];
     const bridges = modes.map((mode) =>
-      spawnNode([...BRIDGE_NODE_ARGS, CLI, mode, '--config', join(dir, 'bridge.yaml')], env, mode),
+      spawnNode([...BRIDGE_NODE_ARGS, CLI, mode, '--config', join(dir, 'bridge.yaml')], env),
     );
     children.push(...bridges.map((b) => b.child));
-    await waitFor(
-      () =>
-        fetch(`http://127.0.0.1:${port}/readyz`).then(
-          (r) => r.ok,
-          () => false,
-        ),
-      {
-        timeoutMs: 20_000,
-        what: `the bridge to be ready: ${bridges.map((b) => b.output()).join('\n')}`,
-      },
+    await waitUntilOk(
+      `http://127.0.0.1:${port}/readyz`,
+      `the bridge to be ready: ${bridges.map((b) => b.output()).join('\n')}`,
     );
     const ctx = {
       port,

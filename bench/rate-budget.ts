@@ -7,13 +7,14 @@
  * used (calls the platform accepted / calls the limit allows in that time) and the share of calls
  * answered 429. Goals: at least 95% used, at most 2% 429s.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findFreePort, type RedisServerHandle, startRedisServer } from '../src/shared/start-redis-server.js';
 import { waitFor } from '../src/shared/wait-for.js';
+import { spawnNode, stopChild, waitUntilOk } from './support.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const CLI = join(here, '..', 'dist', 'cli.js');
@@ -54,20 +55,6 @@ rules:
     then: [ { note: "seen {{event.messageId}}" } ]
 `;
 
-function spawnNode(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, args, {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-}
-
-async function stop(child: ChildProcess) {
-  if (child.exitCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  await exited;
-}
-
 export async function runRateBudgetBench(): Promise<RateBudgetResult> {
   const dir = await mkdtemp(join(tmpdir(), 'convo-bridge-rate-'));
   const children: ChildProcess[] = [];
@@ -99,7 +86,7 @@ export async function runRateBudgetBench(): Promise<RateBudgetResult> {
           `${LIMIT_PER_MINUTE}/10`,
         ],
         {},
-      ),
+      ).child,
     );
     await waitFor(
       () =>
@@ -118,19 +105,9 @@ export async function runRateBudgetBench(): Promise<RateBudgetResult> {
         PLATFORM_BASE_URL: emulatorUrl,
         PORT: String(port),
         REDIS_URL: redisUrl,
-      }),
+      }).child,
     );
-    await waitFor(
-      () =>
-        fetch(`http://127.0.0.1:${port}/readyz`).then(
-          (r) => r.ok,
-          () => false,
-        ),
-      {
-        timeoutMs: 20_000,
-        what: 'the bridge',
-      },
-    );
+    await waitUntilOk(`http://127.0.0.1:${port}/readyz`, 'the bridge');
     // More work than the budget serves in the measured time (each event needs one note).
     const events = Math.ceil((LIMIT_PER_MINUTE * SECONDS) / 60) + 60;
     const started = Date.now();
@@ -177,7 +154,7 @@ export async function runRateBudgetBench(): Promise<RateBudgetResult> {
       rateLimitedPct: inWindow.length === 0 ? 0 : Math.round((rejected429 / inWindow.length) * 1000) / 10,
     };
   } finally {
-    for (const child of children.reverse()) await stop(child);
+    for (const child of children.reverse()) await stopChild(child);
     await redis?.stop();
     await rm(dir, { recursive: true, force: true });
   }

@@ -11,12 +11,13 @@ import {
   recordCustomerMessage,
   type StoredFacts,
 } from './conversation-facts.js';
-import { type ActionReport, executeActions, type TimerScheduler } from './execute-actions.js';
+import type { ActionReport, TimerScheduler } from './execute-actions.js';
 import { type FailurePolicyDeps, handleJobFailure } from './job-failure-policy.js';
 import { enterOrderGate, leaveOrderGate } from './order-gate.js';
 import type { ForwardPort, FrozenPlan, Plan, PlannedAction, PlatformPort, RulesPort } from './ports.js';
 import { prepareRun } from './prepare-run.js';
-import { removeTimerJobs, timerIdFor } from './timers.js';
+import { runPlannedActions } from './run-planned-actions.js';
+import { removeTimerJobs } from './timers.js';
 
 export interface EventProcessorSettings {
   safetyMarginMs: number;
@@ -159,38 +160,21 @@ export async function processEventJob(
     deps.onPlan?.(plan, event.kind);
     await recordCooldowns(deps.redis, deps.keys, conversationId, plan, deps.now());
 
-    const reports = await executeActions(plan.actions, {
-      redis: deps.redis,
-      keys: deps.keys,
-      ledgerKey: deps.keys.ledger(event.key),
-      scope: event.key,
-      event,
-      conversationId,
-      facts,
-      platform: deps.platform,
-      classifyPlatformError: deps.classifyPlatformError,
-      forwarder: deps.forwarder,
-      rules,
-      timers: deps.timers,
-      timerIdFor,
-      now: deps.now,
-      safetyMarginMs: deps.settings.safetyMarginMs,
-      reconcileSkewMs: deps.settings.reconcileSkewMs,
-      replay: parsed.data.replay !== undefined,
-      ledger: prepared.ledger,
-      log,
-      onAction: (report) => {
-        actions.push(report);
-        deps.onAction?.(report);
+    const reports = await runPlannedActions(
+      deps,
+      {
+        scope: event.key,
+        event,
+        conversationId,
+        facts,
+        rules,
+        replay: parsed.data.replay !== undefined,
+        ledger: prepared.ledger,
+        log,
       },
-      ...(deps.onWindowBlocked ? { onWindowBlocked: deps.onWindowBlocked } : {}),
-    });
-    const failed = reports.filter((r) => r.state === 'failed');
-    if (failed.length > 0) {
-      throw new UnrecoverableError(
-        `the platform refused ${failed.length} action(s): ${failed.map((f) => `${f.id} (${f.detail ?? 'failed'})`).join('; ')}`,
-      );
-    }
+      plan.actions,
+      actions,
+    );
     await release();
     log.debug({ actions: reports.length }, 'event processed');
     return { conversationId, actions: reports, cancelledTimers };

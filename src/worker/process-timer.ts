@@ -1,9 +1,10 @@
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import { loadFacts } from './conversation-facts.js';
-import { type ActionReport, executeActions } from './execute-actions.js';
+import type { ActionReport } from './execute-actions.js';
 import { handleJobFailure } from './job-failure-policy.js';
 import type { EventProcessorDeps } from './process-event.js';
-import { claimTimer, releaseTimer, TimerJobDataSchema, timerIdFor } from './timers.js';
+import { runPlannedActions } from './run-planned-actions.js';
+import { claimTimer, releaseTimer, TimerJobDataSchema } from './timers.js';
 
 /** Longest a due timer waits for earlier events of its conversation before it fires anyway. */
 const MAX_WAIT_FOR_EARLIER_EVENTS_MS = 60_000;
@@ -58,37 +59,20 @@ export async function processTimerJob(
   const release = () => releaseTimer(deps.redis, deps.keys, data.conversationId, data.timerId);
   try {
     const facts = await loadFacts(deps.redis, deps.keys, data.conversationId);
-    const reports = await executeActions(data.actions, {
-      redis: deps.redis,
-      keys: deps.keys,
-      ledgerKey: deps.keys.ledger(data.timerId),
-      scope: data.timerId,
-      event: data.event,
-      conversationId: data.conversationId,
-      facts,
-      platform: deps.platform,
-      classifyPlatformError: deps.classifyPlatformError,
-      forwarder: deps.forwarder,
-      rules: deps.rules(),
-      timers: deps.timers,
-      timerIdFor,
-      now: deps.now,
-      safetyMarginMs: deps.settings.safetyMarginMs,
-      reconcileSkewMs: deps.settings.reconcileSkewMs,
-      replay: data.replay !== undefined,
-      log,
-      onAction: (report) => {
-        actions.push(report);
-        deps.onAction?.(report);
+    const reports = await runPlannedActions(
+      deps,
+      {
+        scope: data.timerId,
+        event: data.event,
+        conversationId: data.conversationId,
+        facts,
+        rules: deps.rules(),
+        replay: data.replay !== undefined,
+        log,
       },
-      ...(deps.onWindowBlocked ? { onWindowBlocked: deps.onWindowBlocked } : {}),
-    });
-    const failed = reports.filter((r) => r.state === 'failed');
-    if (failed.length > 0) {
-      throw new UnrecoverableError(
-        `the platform refused ${failed.length} timer action(s): ${failed.map((f) => f.id).join(', ')}`,
-      );
-    }
+      data.actions,
+      actions,
+    );
     await release();
     log.info({ actions: reports.length }, 'timer fired');
     return { timerId: data.timerId, state: 'fired', actions: reports };

@@ -1,0 +1,69 @@
+import { UnrecoverableError } from 'bullmq';
+import type { Logger } from 'pino';
+import type { ConversationEvent } from '../events/conversation-event.js';
+import type { LedgerEntry } from './action-ledger.js';
+import type { StoredFacts } from './conversation-facts.js';
+import { type ActionReport, executeActions } from './execute-actions.js';
+import type { PlannedAction, RulesPort } from './ports.js';
+import type { EventProcessorDeps } from './process-event.js';
+import { timerIdFor } from './timers.js';
+
+/** What one run acts for: an event, or a fired timer (with the event that set it). */
+export interface RunSubject {
+  /** Ledger and idempotency scope: the event key, or the timer id. */
+  scope: string;
+  event: ConversationEvent;
+  conversationId: string;
+  facts: StoredFacts;
+  rules: RulesPort;
+  replay: boolean;
+  ledger?: Map<string, LedgerEntry>;
+  log: Logger;
+}
+
+/**
+ * Runs planned actions for an event or a timer through the ledger (execute-actions.ts), collecting
+ * each report into `collected` as it happens (so a failure policy sees what was done before the
+ * run stopped). Actions the platform refused for good make the run fail as unrecoverable, so the
+ * job is dead-lettered with them named.
+ */
+export async function runPlannedActions(
+  deps: EventProcessorDeps,
+  subject: RunSubject,
+  actions: readonly PlannedAction[],
+  collected: ActionReport[],
+): Promise<ActionReport[]> {
+  const reports = await executeActions(actions, {
+    redis: deps.redis,
+    keys: deps.keys,
+    ledgerKey: deps.keys.ledger(subject.scope),
+    scope: subject.scope,
+    event: subject.event,
+    conversationId: subject.conversationId,
+    facts: subject.facts,
+    platform: deps.platform,
+    classifyPlatformError: deps.classifyPlatformError,
+    forwarder: deps.forwarder,
+    rules: subject.rules,
+    timers: deps.timers,
+    timerIdFor,
+    now: deps.now,
+    safetyMarginMs: deps.settings.safetyMarginMs,
+    reconcileSkewMs: deps.settings.reconcileSkewMs,
+    replay: subject.replay,
+    ...(subject.ledger ? { ledger: subject.ledger } : {}),
+    log: subject.log,
+    onAction: (report) => {
+      collected.push(report);
+      deps.onAction?.(report);
+    },
+    ...(deps.onWindowBlocked ? { onWindowBlocked: deps.onWindowBlocked } : {}),
+  });
+  const failed = reports.filter((r) => r.state === 'failed');
+  if (failed.length > 0) {
+    throw new UnrecoverableError(
+      `the platform refused ${failed.length} action(s): ${failed.map((f) => `${f.id} (${f.detail ?? 'failed'})`).join('; ')}`,
+    );
+  }
+  return reports;
+}
