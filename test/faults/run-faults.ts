@@ -129,6 +129,9 @@ async function main(): Promise<number> {
     log(`--only: results not saved (${file} keeps the last complete run)`);
   }
   log(`${passed ? 'all scenarios passed' : 'FAILED'} in ${Math.round((Date.now() - t0) / 1000)} s`);
+  // The plain closing line CI reads: scenarios passed and failed.
+  const failedCount = results.filter((r) => !r.passed).length;
+  process.stdout.write(`faults: ${results.length - failedCount} passed, ${failedCount} failed\n`);
   return passed ? 0 : 1;
 }
 
