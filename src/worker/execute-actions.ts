@@ -8,6 +8,7 @@ import { classifyFailure, type FailureClass, type PlatformErrorClassifier } from
 import { markOnce, type StoredFacts } from './conversation-facts.js';
 import type { ForwardPort, HistoryMessage, PlannedAction, PlatformPort, RulesPort } from './ports.js';
 import { comparableText, reconcileAgainstHistory } from './reconcile-action.js';
+import { replyWindowVerdict } from './reply-window-verdict.js';
 
 /** One action's fate in this run, for logs, metrics, the job's return value and dead letters. */
 export interface ActionReport {
@@ -327,12 +328,12 @@ async function replySkipReason(
     }
   }
   const window = ctx.rules.replyWindow(ctx.event.channel, ctx.facts.lastCustomerMessageAt, now);
-  if (window.applies) {
-    const closesAt = window.closesAt?.getTime() ?? Number.NEGATIVE_INFINITY;
-    if (!window.open || closesAt - now.getTime() <= ctx.safetyMarginMs) {
-      const last = ctx.facts.lastCustomerMessageAt?.toISOString() ?? 'unknown';
-      return { reason: `reply window closed (last customer message ${last})`, windowClosed: true };
-    }
+  const verdict = replyWindowVerdict(window, now, ctx.safetyMarginMs);
+  if (!verdict.send) {
+    const last = ctx.facts.lastCustomerMessageAt?.toISOString() ?? 'unknown';
+    const why =
+      verdict.reason === 'margin' ? 'about to close' : verdict.reason === 'unknown' ? 'unknown' : 'closed';
+    return { reason: `reply window ${why} (last customer message ${last})`, windowClosed: true };
   }
   return undefined;
 }
@@ -348,11 +349,18 @@ async function perform(action: PlannedAction, ctx: ExecutionContext): Promise<st
       await ctx.platform.markNeedHuman(conversationId);
       return undefined;
     case 'reply': {
-      const window = ctx.rules.replyWindow(ctx.event.channel, ctx.facts.lastCustomerMessageAt, ctx.now());
-      const guard =
-        window.applies && window.closesAt
-          ? { windowClosesAt: new Date(window.closesAt.getTime() - ctx.safetyMarginMs) }
-          : undefined;
+      const now = ctx.now();
+      const verdict = replyWindowVerdict(
+        ctx.rules.replyWindow(ctx.event.channel, ctx.facts.lastCustomerMessageAt, now),
+        now,
+        ctx.safetyMarginMs,
+      );
+      // Closed since the check a moment ago: the client's guard refuses it (handled as window-closed).
+      const guard = verdict.send
+        ? verdict.guardUntil
+          ? { windowClosesAt: verdict.guardUntil }
+          : undefined
+        : { windowClosesAt: now };
       // The earlier form requires `text` with media too; the current form ignores text when media
       // is present, so the caption (or name, or URL) goes along in both.
       const input =
