@@ -160,6 +160,12 @@ function sendMessageSchema(form: 'current' | 'earlier') {
     });
 }
 
+/** Built once per form: a zod schema compiles its parser on first use, so building one per call cost more than the call. */
+const SEND_MESSAGE_SCHEMAS = {
+  current: sendMessageSchema('current'),
+  earlier: sendMessageSchema('earlier'),
+} as const;
+
 /** Our own messages name their field; zod's defaults ("Invalid input: ...") get the path in front. */
 function describeIssue(issue: z.core.$ZodIssue): string {
   const where = issue.path.join('.');
@@ -226,7 +232,7 @@ export function buildSendMessage(
   input: SendMessageInput,
 ): PlatformRequest<{ conversationId: string; messageId?: string }> {
   const where = { operation: 'sendMessage', method: 'POST', path: '/v1/message' } as const;
-  const valid = validate(sendMessageSchema(options.form), input, where);
+  const valid = validate(SEND_MESSAGE_SCHEMAS[options.form], input, where);
   const json: Record<string, unknown> = { conversation_id: valid.conversationId };
   if (valid.media !== undefined) {
     const { mimeType, ...rest } = valid.media;

@@ -1,12 +1,24 @@
 import { z } from 'zod';
 import { ConversationEventSchema } from '../events/conversation-event.js';
 
-/** What one job of the `events` queue carries. Validated again when a worker takes it. */
-export const EventJobDataSchema = z.object({
+/** One event of a batch: its place in the receiver's arrival order, and the event. */
+export const BatchedEventSchema = z.object({
   /** Position in the receiver's arrival order (per-conversation ordering uses it). */
   arrival: z.number().int().positive(),
   event: ConversationEventSchema,
+});
+export type BatchedEvent = z.infer<typeof BatchedEventSchema>;
+
+/**
+ * What one job of the `events` queue carries: the events of one group commit of the receiver (one
+ * or more, in arrival order; see queue/ingest-event.ts). Validated again when a worker takes it.
+ */
+export const EventBatchDataSchema = z.object({
+  events: z.array(BatchedEventSchema).min(1),
   /** Set when replayed from the dead-letter set: actions that failed for good are tried again. */
   replay: z.number().int().positive().optional(),
 });
-export type EventJobData = z.infer<typeof EventJobDataSchema>;
+export type EventBatchData = z.infer<typeof EventBatchDataSchema>;
+
+/** The name of every events-queue job (bull-board shows it). */
+export const EVENT_BATCH_JOB_NAME = 'events';

@@ -1,31 +1,74 @@
+import { randomBytes } from 'node:crypto';
 import type { JobsOptions, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { ConversationEvent } from '../events/conversation-event.js';
 import { defineRedisScript } from '../shared/redis-script.js';
-import type { EventJobData } from './event-job.js';
-import { type BridgeKeys, eventJobId } from './redis-keys.js';
+import { EVENT_BATCH_JOB_NAME, type EventBatchData } from './event-job.js';
+import { type BridgeKeys, eventId, orderMember } from './redis-keys.js';
 
 /**
- * Reserve an event: one atomic step that decides "new or seen before" and, when new, gives it an
- * arrival number and a place in its conversation's order.
- * KEYS: dedupe marker, arrival counter, conversation order zset. ARGV: ttl seconds, job id.
- * Returns {state, arrival}: state 'n' new, 'r' reserved earlier but not confirmed queued, 'q' queued.
+ * Reserve a batch of events in ONE atomic step: for each event decide "new or seen before" and,
+ * when new, give it an arrival number and a place in its conversation's order, owned by the batch
+ * job about to be added. The dedupe marker holds `<arrival>|<owner job id>`.
+ *
+ * A marker whose owner job does not exist while the event still waits in its conversation's order
+ * was reserved by a receiver that died (or failed) before adding its job: the event was never
+ * acknowledged, and this redelivery takes it over (same arrival, new owner). Should the old job
+ * appear after all, its worker finds the event owned by another job and skips it, so the event
+ * runs once. A marker whose event has left the order set was processed (or dead-lettered): a
+ * duplicate.
+ *
+ * KEYS: arrival counter, then per event: dedupe marker, conversation order zset.
+ * ARGV: ttl seconds, batch job id, job key prefix (`<prefix>:events:`), then per event: event id.
+ * Returns per event `n:<arrival>` new, `t:<arrival>` taken over, `d:<arrival>` duplicate.
  */
 const RESERVE_LUA = `
-local v = redis.call('GET', KEYS[1])
-if v then
-  return {string.sub(v, 1, 1), string.sub(v, 3)}
+local n = (#KEYS - 1) / 2
+local ttl = tonumber(ARGV[1])
+local job = ARGV[2]
+local out = {}
+local fresh = {}
+for i = 1, n do
+  local marker = KEYS[2 * i]
+  local order = KEYS[2 * i + 1]
+  local id = ARGV[3 + i]
+  local v = redis.call('GET', marker)
+  if not v then
+    table.insert(fresh, i)
+  else
+    local bar = string.find(v, '|', 1, true)
+    local arrival = bar and string.sub(v, 1, bar - 1) or v
+    local owner = bar and string.sub(v, bar + 1) or ''
+    if owner == job or owner == '' or redis.call('EXISTS', ARGV[3] .. owner) == 1 then
+      out[i] = 'd:' .. arrival
+    elseif redis.call('ZSCORE', order, owner .. '|' .. id) then
+      redis.call('ZREM', order, owner .. '|' .. id)
+      redis.call('ZADD', order, arrival, job .. '|' .. id)
+      redis.call('SET', marker, arrival .. '|' .. job, 'KEEPTTL')
+      out[i] = 't:' .. arrival
+    else
+      out[i] = 'd:' .. arrival
+    end
+  end
 end
-local arrival = redis.call('INCR', KEYS[2])
-redis.call('SET', KEYS[1], 'r:' .. arrival, 'EX', tonumber(ARGV[1]))
-redis.call('ZADD', KEYS[3], arrival, ARGV[2])
-return {'n', tostring(arrival)}
+if #fresh > 0 then
+  local first = redis.call('INCRBY', KEYS[1], #fresh) - #fresh
+  for j, i in ipairs(fresh) do
+    local arrival = first + j
+    redis.call('SET', KEYS[2 * i], arrival .. '|' .. job, 'EX', ttl)
+    redis.call('ZADD', KEYS[2 * i + 1], arrival, job .. '|' .. ARGV[3 + i])
+    out[i] = 'n:' .. arrival
+  end
+end
+return out
 `;
+const reserve = defineRedisScript<string[]>('ReserveBatch', 'any', RESERVE_LUA);
 
 export type IngestOutcome = 'queued' | 'duplicate';
 
 export interface IngestResult {
   outcome: IngestOutcome;
+  /** The batch job that carries (or carried) the event. */
   jobId: string;
   arrival: number;
 }
@@ -39,36 +82,74 @@ export interface IngestEventOptions {
   jobOptions: JobsOptions;
 }
 
-const reserve = defineRedisScript<[string, string]>('Reserve', 3, RESERVE_LUA);
+/** A fresh batch job id: unique, never all digits, no ':' (BullMQ's rules for custom ids). */
+export function newBatchJobId(): string {
+  return `b-${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`;
+}
 
 /**
- * Stores an event durably, exactly once per event key:
- *  1. reserve (dedupe marker + arrival + order slot), atomically;
- *  2. add the BullMQ job under an id derived from the key (BullMQ ignores a second add of an
- *     existing id, so concurrent copies create one job);
- *  3. confirm the marker as queued.
- * A crash between 1 and 3 leaves the marker "reserved": the platform's redelivery then repeats
- * steps 2-3 instead of being dropped as a duplicate, so an acknowledged event is never lost and an
- * unacknowledged one is retried. Only after this resolves may the receiver answer success.
+ * Stores a batch of events durably, exactly once per event key, with two round trips whatever
+ * the batch size (the receiver's group commit, event-producer.ts):
+ *  1. reserve every event (dedupe marker + arrival + order slot, owned by the new job), atomically;
+ *  2. add ONE BullMQ job carrying the new events.
+ * Only after this resolves may the receiver answer success. A crash between 1 and 2 leaves
+ * markers whose owner never appeared: the platform's redelivery (the event was not acknowledged)
+ * takes them over (see RESERVE_LUA). Keys repeated inside one batch are stored once.
  */
+export async function ingestBatch(
+  options: IngestEventOptions,
+  events: readonly ConversationEvent[],
+): Promise<IngestResult[]> {
+  const { redis, queue, keys } = options;
+  const jobId = newBatchJobId();
+  const unique = new Map<string, number>();
+  const distinct: ConversationEvent[] = [];
+  for (const event of events) {
+    if (!unique.has(event.key)) {
+      unique.set(event.key, distinct.length);
+      distinct.push(event);
+    }
+  }
+  const scriptKeys = [keys.arrival];
+  const args: (string | number)[] = [options.dedupeWindowSeconds, jobId, `${queue.qualifiedName}:`];
+  for (const event of distinct) {
+    scriptKeys.push(keys.dedupe(event.key), keys.order(event.conversationId ?? ''));
+    args.push(eventId(event.key));
+  }
+  const states = await reserve(redis, scriptKeys, args);
+  const results: IngestResult[] = [];
+  const data: EventBatchData = { events: [] };
+  distinct.forEach((event, index) => {
+    const state = String(states[index] ?? 'd:0');
+    const arrival = Number(state.slice(2));
+    if (state[0] === 'd') {
+      results.push({ outcome: 'duplicate', jobId, arrival });
+      return;
+    }
+    data.events.push({ arrival, event });
+    results.push({ outcome: 'queued', jobId, arrival });
+  });
+  if (data.events.length > 0) {
+    data.events.sort((a, b) => a.arrival - b.arrival);
+    await queue.add(EVENT_BATCH_JOB_NAME, data, { ...options.jobOptions, jobId });
+  }
+  // Copies inside this batch share the first copy's fate, reported as duplicates.
+  const seen = new Set<string>();
+  return events.map((event) => {
+    const result = results[unique.get(event.key) ?? 0] as IngestResult;
+    if (seen.has(event.key)) return { ...result, outcome: 'duplicate' as const };
+    seen.add(event.key);
+    return result;
+  });
+}
+
+/** One event alone (tools and tests; the receiver batches through event-producer.ts). */
 export async function ingestEvent(
   options: IngestEventOptions,
   event: ConversationEvent,
 ): Promise<IngestResult> {
-  const { redis, queue, keys } = options;
-  const jobId = eventJobId(event.key);
-  const dedupeKey = keys.dedupe(event.key);
-  const conversation = event.conversationId ?? '';
-  const [state, arrivalText] = await reserve(
-    redis,
-    [dedupeKey, keys.arrival, keys.order(conversation)],
-    [options.dedupeWindowSeconds, jobId],
-  );
-  const arrival = Number(arrivalText);
-  if (state === 'q') return { outcome: 'duplicate', jobId, arrival };
-
-  const data: EventJobData = { arrival, event };
-  await queue.add(event.kind, data, { ...options.jobOptions, jobId });
-  await redis.set(dedupeKey, `q:${arrival}`, 'KEEPTTL', 'XX');
-  return { outcome: state === 'n' ? 'queued' : 'duplicate', jobId, arrival };
+  const [result] = await ingestBatch(options, [event]);
+  return result as IngestResult;
 }
+
+export { orderMember };

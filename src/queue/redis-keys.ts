@@ -32,12 +32,45 @@ export function eventJobId(eventKey: string): string {
   return `ev-${sha(eventKey)}`;
 }
 
+/** The fixed-size id of one event (the hex part of its dedupe marker's key). */
+export function eventId(eventKey: string): string {
+  return sha(eventKey);
+}
+
+/**
+ * The events queue carries batches: one job per group commit of the receiver (see
+ * queue/ingest-event.ts). Its id is derived from the event ids it was created for, so a retried
+ * add of the same batch is recognised by BullMQ.
+ */
+export function batchJobId(eventKeys: readonly string[]): string {
+  return `b-${sha(eventKeys.join('\n'), 32)}`;
+}
+
+/**
+ * A member of a conversation's order set: which batch job owns the event, and which event. The
+ * owner part lets a redelivery take over an event whose batch never reached the queue (the
+ * receiver died between reserving and adding it) without the late batch running it twice.
+ */
+export function orderMember(jobId: string, eventKey: string): string {
+  return `${jobId}|${sha(eventKey)}`;
+}
+
 /** Every key convo-bridge itself owns (besides BullMQ's), in one place. */
 export function bridgeKeys(prefix: string) {
   const p = `${prefix}:bridge`;
   return {
-    /** Dedupe marker of one event: `r:<arrival>` reserved, `q:<arrival>` queued. Expires after the window. */
+    /** Dedupe marker of one event: `<arrival>|<batch job id>`. Expires after the window. */
     dedupe: (eventKey: string) => `${p}:dedupe:${sha(eventKey)}`,
+    /** The marker key without the event id (Lua scripts add the id from an order member). */
+    dedupePrefix: `${p}:dedupe:`,
+    /**
+     * Everything the worker knows about a conversation, in ONE hash so that a run reads it with
+     * one command: facts (`lastIn`, `firstIn`, `historyChecked`), once-marks (`O:<key>`),
+     * cooldowns (`C:<rule>`), pending timers (`T:<timer id>`) and recently sent texts (`R:<hash>`).
+     */
+    conversation: (conversationId: string) => `${p}:conv:${sha(conversationId, 32)}`,
+    /** The state of one event's run: its frozen plan (`plan`) and action ledger (`a:<action id>`). */
+    run: (eventKey: string) => `${p}:run:${sha(eventKey)}`,
     /** Quarantine entries (hash id -> JSON entry), indexed and bounded by `quarantine` (a zset by time). */
     quarantineEntries: `${p}:quarantine:entries`,
     /** Written with a short TTL by the receiver's readiness probe (`GET /readyz`). */
@@ -48,22 +81,6 @@ export function bridgeKeys(prefix: string) {
     order: (conversationId: string) => `${p}:order:${sha(conversationId, 32)}`,
     /** Quarantine of authenticated bodies that could not be understood. */
     quarantine: `${p}:quarantine`,
-    /** Ghost markers of order heads whose job vanished (see worker/order-gate.ts). */
-    ghostPrefix: (conversationId: string) => `${p}:ghost:${sha(conversationId, 32)}:`,
-    /** Facts about a conversation the rules need: last customer message, first message seen. */
-    facts: (conversationId: string) => `${p}:facts:${sha(conversationId, 32)}`,
-    /** once_per_conversation marks: onceKey -> ISO time. */
-    once: (conversationId: string) => `${p}:once:${sha(conversationId, 32)}`,
-    /** Cooldowns: rule name -> ISO time it last fired in the conversation. */
-    cooldowns: (conversationId: string) => `${p}:cooldown:${sha(conversationId, 32)}`,
-    /** Pending timers of a conversation: timer job id -> state. */
-    timers: (conversationId: string) => `${p}:timers:${sha(conversationId, 32)}`,
-    /** The plan evaluated for an event (or a timer), frozen on first evaluation. */
-    plan: (eventKey: string) => `${p}:plan:${sha(eventKey)}`,
-    /** Notes and replies just sent into a conversation: text hash -> ms (see worker/execute-actions.ts). */
-    recentlySent: (conversationId: string) => `${p}:recent:${sha(conversationId, 32)}`,
-    /** The action ledger of an event (or a timer): action id -> LedgerEntry JSON. */
-    ledger: (eventKey: string) => `${p}:ledger:${sha(eventKey)}`,
     /** Dead letters: index by time, and one JSON entry per id. */
     deadIndex: `${p}:dead:index`,
     dead: (id: string) => `${p}:dead:entry:${id}`,

@@ -11,21 +11,21 @@ import type { Redis } from 'ioredis';
  * crashed the process with an uncaught "results[i] is not iterable" (ioredis 5.11). EVALSHA and
  * EVAL are ordinary commands and pipeline safely.
  */
-export function defineRedisScript<TResult>(name: string, numberOfKeys: number, lua: string) {
+export function defineRedisScript<TResult>(name: string, numberOfKeys: number | 'any', lua: string) {
   const sha = createHash('sha1').update(lua).digest('hex');
   return async (
     redis: Redis,
     keys: readonly string[],
     args: readonly (string | number)[],
   ): Promise<TResult> => {
-    if (keys.length !== numberOfKeys) {
+    if (numberOfKeys !== 'any' && keys.length !== numberOfKeys) {
       throw new Error(`redis script ${name} takes ${numberOfKeys} keys, got ${keys.length}`);
     }
     try {
-      return (await redis.evalsha(sha, numberOfKeys, ...keys, ...args)) as TResult;
+      return (await redis.evalsha(sha, keys.length, ...keys, ...args)) as TResult;
     } catch (error) {
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return (await redis.eval(lua, numberOfKeys, ...keys, ...args)) as TResult;
+      return (await redis.eval(lua, keys.length, ...keys, ...args)) as TResult;
     }
   };
 }

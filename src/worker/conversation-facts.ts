@@ -6,10 +6,23 @@ import type { ConversationFacts, HistoryMessage } from './ports.js';
 /**
  * What the bridge remembers about a conversation so that rules can be decided without asking the
  * platform each time: when the customer last wrote (for the 24-hour window), whether a first
- * message was seen, and when once-per-conversation actions last ran. Events of one conversation
- * are processed one at a time (order gate), so plain read-modify-write is safe here.
+ * message was seen, when once-per-conversation actions and rules with a cooldown last ran, and
+ * which texts were sent moments ago. All of it lives in ONE hash per conversation
+ * (`keys.conversation`, field prefixes below) so a run reads it with one command. Events of one
+ * conversation are processed one at a time (order gate), so read-modify-write is safe here.
  */
-const FACTS_TTL_SECONDS = 30 * 24 * 3600;
+export const FACTS_TTL_SECONDS = 30 * 24 * 3600;
+
+/** Field names and prefixes of the conversation hash. */
+export const CONVERSATION_FIELDS = {
+  lastIn: 'lastIn',
+  firstIn: 'firstIn',
+  historyChecked: 'historyChecked',
+  once: 'O:',
+  cooldown: 'C:',
+  timer: 'T:',
+  recent: 'R:',
+} as const;
 
 export interface StoredFacts {
   lastCustomerMessageAt: Date | null;
@@ -20,6 +33,8 @@ export interface StoredFacts {
   onceMarks: Record<string, string>;
   /** Rule name -> ISO time it last fired, for rules with `cooldown`. */
   cooldowns: Record<string, string>;
+  /** Text hash -> ms when a note or reply with that text was last sent (see execute-actions.ts). */
+  recentlySent: Record<string, number>;
 }
 
 function parseDate(value: string | undefined): Date | null {
@@ -28,17 +43,28 @@ function parseDate(value: string | undefined): Date | null {
   return Number.isNaN(date.getTime()) ? null : date;
 }
 
-export function toStoredFacts(
-  facts: Record<string, string>,
-  once: Record<string, string>,
-  cooldowns: Record<string, string>,
-): StoredFacts {
+/** Reads the conversation hash (as HGETALL returns it, or as a flat field/value list). */
+export function toStoredFacts(hash: Record<string, string> | readonly unknown[]): StoredFacts {
+  const fields: Record<string, string> = {};
+  if (Array.isArray(hash)) {
+    for (let i = 0; i + 1 < hash.length; i += 2) fields[String(hash[i])] = String(hash[i + 1]);
+  } else Object.assign(fields, hash);
+  const onceMarks: Record<string, string> = {};
+  const cooldowns: Record<string, string> = {};
+  const recentlySent: Record<string, number> = {};
+  for (const [field, value] of Object.entries(fields)) {
+    const prefix = field.slice(0, 2);
+    if (prefix === CONVERSATION_FIELDS.once) onceMarks[field.slice(2)] = value;
+    else if (prefix === CONVERSATION_FIELDS.cooldown) cooldowns[field.slice(2)] = value;
+    else if (prefix === CONVERSATION_FIELDS.recent) recentlySent[field.slice(2)] = Number(value);
+  }
   return {
-    lastCustomerMessageAt: parseDate(facts.lastIn),
-    firstEventKey: facts.firstIn ?? null,
-    historyChecked: facts.historyChecked === '1',
-    onceMarks: once,
+    lastCustomerMessageAt: parseDate(fields.lastIn),
+    firstEventKey: fields.firstIn ?? null,
+    historyChecked: fields.historyChecked === '1',
+    onceMarks,
     cooldowns,
+    recentlySent,
   };
 }
 
@@ -48,37 +74,19 @@ export async function loadFacts(
   keys: BridgeKeys,
   conversationId: string,
 ): Promise<StoredFacts> {
-  const [facts, once, cooldowns] = await Promise.all([
-    redis.hgetall(keys.facts(conversationId)),
-    redis.hgetall(keys.once(conversationId)),
-    redis.hgetall(keys.cooldowns(conversationId)),
-  ]);
-  return toStoredFacts(facts, once, cooldowns);
+  return toStoredFacts(await redis.hgetall(keys.conversation(conversationId)));
 }
 
-/** Records a customer message: moves the last-customer-message time forward, never back. */
-export async function recordCustomerMessage(
-  redis: Redis,
-  keys: BridgeKeys,
-  stored: StoredFacts,
-  event: ConversationEvent,
-): Promise<StoredFacts> {
-  const conversationId = event.conversationId ?? '';
+/**
+ * The facts once a customer message is recorded: the last-customer-message time moves forward,
+ * never back, and the first message is remembered. Pure: prepare-run.ts makes the same change in
+ * Redis, in the same script that read the facts.
+ */
+export function withCustomerMessage(stored: StoredFacts, event: ConversationEvent): StoredFacts {
   const at = new Date(event.occurredAt);
   const next: StoredFacts = { ...stored };
-  const fields: Record<string, string> = {};
-  if (!stored.lastCustomerMessageAt || at > stored.lastCustomerMessageAt) {
-    next.lastCustomerMessageAt = at;
-    fields.lastIn = at.toISOString();
-  }
-  if (!stored.firstEventKey) {
-    next.firstEventKey = event.key;
-    fields.firstIn = event.key;
-  }
-  if (Object.keys(fields).length > 0) {
-    const key = keys.facts(conversationId);
-    await redis.multi().hset(key, fields).expire(key, FACTS_TTL_SECONDS).exec();
-  }
+  if (!stored.lastCustomerMessageAt || at > stored.lastCustomerMessageAt) next.lastCustomerMessageAt = at;
+  if (!stored.firstEventKey) next.firstEventKey = event.key;
   return next;
 }
 
@@ -98,27 +106,11 @@ export async function learnFromHistory(
     earlier += 1;
     if (message.sentAt && (!last || message.sentAt > last)) last = message.sentAt;
   }
-  const key = keys.facts(conversationId);
+  const key = keys.conversation(conversationId);
   const fields: Record<string, string> = { historyChecked: '1' };
   if (last) fields.lastIn = last.toISOString();
   await redis.multi().hset(key, fields).expire(key, FACTS_TTL_SECONDS).exec();
   return { lastCustomerMessageAt: last, earlierCustomerMessages: earlier };
-}
-
-export async function markOnce(
-  redis: Redis,
-  keys: BridgeKeys,
-  conversationId: string,
-  onceKey: string,
-  at: Date,
-  ttlMs: number,
-): Promise<void> {
-  const key = keys.once(conversationId);
-  await redis
-    .multi()
-    .hset(key, onceKey, at.toISOString())
-    .pexpire(key, Math.max(ttlMs, FACTS_TTL_SECONDS * 1000))
-    .exec();
 }
 
 /** The facts the evaluator sees for one event. */
@@ -132,18 +124,15 @@ export function factsForEvaluation(stored: StoredFacts, event: ConversationEvent
   };
 }
 
-/** Remembers when rules with a `cooldown` fired, so the evaluator can hold them back. */
-export async function recordCooldowns(
-  redis: Redis,
-  keys: BridgeKeys,
-  conversationId: string,
+/** The conversation-hash fields that remember when rules with a `cooldown` fired. */
+export function cooldownFields(
   plan: { matched: readonly { rule: string; cooldownMs: number | null }[] },
   at: Date,
-): Promise<void> {
-  const withCooldown = plan.matched.filter((m) => m.cooldownMs !== null);
-  if (withCooldown.length === 0) return;
-  const key = keys.cooldowns(conversationId);
-  const longest = Math.max(...withCooldown.map((m) => m.cooldownMs ?? 0));
-  const fields = Object.fromEntries(withCooldown.map((m) => [m.rule, at.toISOString()]));
-  await redis.multi().hset(key, fields).pexpire(key, longest).exec();
+): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const matched of plan.matched) {
+    if (matched.cooldownMs !== null)
+      fields[`${CONVERSATION_FIELDS.cooldown}${matched.rule}`] = at.toISOString();
+  }
+  return fields;
 }

@@ -157,18 +157,23 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
   const track = (worker: Worker, queue: string) => {
     worker.on('completed', (job: Job) => {
       metrics?.jobs.inc({ queue, outcome: 'completed' });
-      if (queue === 'events' && typeof job.data?.event?.receivedAt === 'string') {
-        metrics?.eventLatency.observe((Date.now() - Date.parse(job.data.event.receivedAt)) / 1000);
+      if (queue === 'events' && metrics && Array.isArray(job.data?.events)) {
+        const now = Date.now();
+        for (const item of job.data.events as { event?: { receivedAt?: unknown } }[]) {
+          const at = item.event?.receivedAt;
+          if (typeof at === 'string') metrics.eventLatency.observe((now - Date.parse(at)) / 1000);
+        }
       }
     });
     worker.on('failed', (job: Job | undefined, error: Error) => {
       const outcome = error.name === 'UnrecoverableError' ? 'dead_lettered' : 'retried';
       metrics?.jobs.inc({ queue, outcome });
       if (outcome === 'retried') {
-        const event = job?.data?.event;
+        const event = job?.data?.event ?? job?.data?.events?.[0]?.event;
         log.warn(
           {
             jobId: job?.id,
+            events: Array.isArray(job?.data?.events) ? job.data.events.length : undefined,
             conversationId: event?.conversationId ?? job?.data?.conversationId,
             eventKey: event?.key,
             attempt: job?.attemptsMade,

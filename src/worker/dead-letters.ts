@@ -90,7 +90,8 @@ export async function retryDeadLetter(
 ): Promise<{ jobId: string }> {
   const entry = await getDeadLetter(redis, keys, id);
   const replay = entry.replays + 1;
-  const jobId = `${entry.jobId}-replay${replay}`;
+  // From the dead letter's own id: one batch job may leave several dead letters.
+  const jobId = `${entry.id}-replay${replay}`;
   // `replay` tells the processor to try again the actions that failed for good last time.
   const data = typeof entry.data === 'object' && entry.data !== null ? { ...entry.data, replay } : entry.data;
   await queues[entry.queue].add(entry.jobName, data, { jobId });

@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ConversationEvent } from '../events/conversation-event.js';
 import type { BridgeKeys } from '../queue/redis-keys.js';
-import { begin, decide, finish, type LedgerEntry, parseLedgerEntry } from './action-ledger.js';
+import { begin, decide, finish, type LedgerEntry } from './action-ledger.js';
 import { classifyFailure, type FailureClass, type PlatformErrorClassifier } from './classify-failure.js';
-import { markOnce, type StoredFacts } from './conversation-facts.js';
+import { CONVERSATION_FIELDS, type StoredFacts } from './conversation-facts.js';
 import type { ForwardPort, HistoryMessage, PlannedAction, PlatformPort, RulesPort } from './ports.js';
 import { comparableText, reconcileAgainstHistory } from './reconcile-action.js';
 import { replyWindowVerdict } from './reply-window-verdict.js';
+import type { RunState } from './run-state.js';
 
 /** One action's fate in this run, for logs, metrics, the job's return value and dead letters. */
 export interface ActionReport {
@@ -44,10 +44,9 @@ export interface TimerScheduler {
 }
 
 export interface ExecutionContext {
-  redis: Redis;
   keys: BridgeKeys;
-  /** The ledger hash of this run's subject (an event, or a fired timer). */
-  ledgerKey: string;
+  /** The run's plan and ledger, and what it stages for the conversation hash. */
+  state: RunState;
   /** Idempotency scope for forwards and timer ids. */
   scope: string;
   event: ConversationEvent;
@@ -66,14 +65,10 @@ export interface ExecutionContext {
   reconcileSkewMs: number;
   /** On a replay from the dead-letter set, actions that failed for good are tried again. */
   replay: boolean;
-  /** The ledger as already read (prepare-run.ts reads it with everything else); read here when absent. */
-  ledger?: Map<string, LedgerEntry>;
   log: Logger;
   onAction?: (report: ActionReport) => void;
   onWindowBlocked?: (action: PlannedAction) => void;
 }
-
-const LEDGER_TTL_SECONDS = 8 * 24 * 3600;
 
 /**
  * Runs a plan's actions in order, each exactly once across retries, crashes and redeliveries,
@@ -83,7 +78,7 @@ export async function executeActions(
   actions: readonly PlannedAction[],
   ctx: ExecutionContext,
 ): Promise<ActionReport[]> {
-  const ledger = ctx.ledger ?? (await readLedger(ctx));
+  const ledger = ctx.state.ledger;
   const reports: ActionReport[] = [];
   let history: HistoryMessage[] | undefined;
   /** The conversation's history, read once per run (or again when `fresh` is asked for). */
@@ -106,33 +101,19 @@ export async function executeActions(
   return reports;
 }
 
-async function readLedger(ctx: ExecutionContext): Promise<Map<string, LedgerEntry>> {
-  const raw = await ctx.redis.hgetall(ctx.ledgerKey);
-  const map = new Map<string, LedgerEntry>();
-  for (const [id, value] of Object.entries(raw)) {
-    const entry = parseLedgerEntry(value);
-    if (entry) map.set(id, entry);
-  }
-  return map;
+/**
+ * Records an action's state after its call: staged, written with the run's next durable write or
+ * its finish (see run-state.ts). Only `started` must be durable before a call (`ctx.state.commit`).
+ */
+function record(ctx: ExecutionContext, id: string, entry: LedgerEntry): void {
+  ctx.state.stage(id, entry);
 }
 
-async function writeLedger(
-  ctx: ExecutionContext,
-  ledger: Map<string, LedgerEntry>,
-  id: string,
-  entry: LedgerEntry,
-) {
-  const first = ledger.size === 0;
-  ledger.set(id, entry);
-  if (first) {
-    await ctx.redis
-      .multi()
-      .hset(ctx.ledgerKey, id, JSON.stringify(entry))
-      .expire(ctx.ledgerKey, LEDGER_TTL_SECONDS)
-      .exec();
-  } else {
-    await ctx.redis.hset(ctx.ledgerKey, id, JSON.stringify(entry));
-  }
+/** A once_per_conversation mark, in memory for the rest of the run and staged for the conversation. */
+function markOnce(ctx: ExecutionContext, onceKey: string, at: Date): void {
+  const iso = at.toISOString();
+  ctx.facts.onceMarks[onceKey] = iso;
+  ctx.state.stageConversation(`${CONVERSATION_FIELDS.once}${onceKey}`, iso);
 }
 
 /**
@@ -179,18 +160,9 @@ async function runOne(
     );
     if (verdict.kind === 'present') {
       const detail = verdict.messageId ? `message ${verdict.messageId}` : 'reconciled: found in history';
-      if (action.type === 'reply' && action.once) {
-        await markOnce(
-          ctx.redis,
-          ctx.keys,
-          ctx.conversationId,
-          action.once.key,
-          ctx.now(),
-          action.once.ttlMs,
-        );
-      }
-      await writeLedger(ctx, ledger, action.id, finish(previous, 'done', Date.now(), detail));
-      await rememberSent(ctx, action);
+      if (action.type === 'reply' && action.once) markOnce(ctx, action.once.key, ctx.now());
+      record(ctx, action.id, finish(previous, 'done', Date.now(), detail));
+      rememberSent(ctx, action);
       ctx.log.info(
         { action: action.id },
         'reconciled an action of unknown outcome: it had reached the platform',
@@ -210,7 +182,7 @@ async function runOne(
         ctx.onWindowBlocked?.(action);
         await runNested(action.whenClosed);
       }
-      await writeLedger(ctx, ledger, action.id, finish(previous, 'skipped', Date.now(), skip.reason));
+      record(ctx, action.id, finish(previous, 'skipped', Date.now(), skip.reason));
       return { ...base, state: 'skipped', detail: skip.reason };
     }
   }
@@ -222,15 +194,15 @@ async function runOne(
     idempotent ? undefined : await historyFloor(action, ctx, loadHistory),
   );
   if (!idempotent) {
-    await writeLedger(ctx, ledger, action.id, started);
     // From here on the text may be on the platform (even if this process dies mid-call)...
-    await rememberSent(ctx, action);
+    rememberSent(ctx, action);
+    await ctx.state.commit(action.id, started);
   }
   try {
     const detail = await perform(action, ctx);
-    await writeLedger(ctx, ledger, action.id, finish(started, 'done', Date.now(), detail));
+    record(ctx, action.id, finish(started, 'done', Date.now(), detail));
     // ...and a slow call may have put it there late: count the window from now.
-    await rememberSent(ctx, action);
+    rememberSent(ctx, action);
     return withDetail({ ...base, state: 'done' }, detail);
   } catch (error) {
     const failure = classifyFailure(error, ctx.classifyPlatformError);
@@ -241,7 +213,7 @@ async function runOne(
         throw new ActionInterrupted(action.id, failure, error);
       case 'rejected': {
         const detail = `${failure.code}: ${failure.message}`;
-        await writeLedger(ctx, ledger, action.id, finish(started, 'failed', Date.now(), detail));
+        record(ctx, action.id, finish(started, 'failed', Date.now(), detail));
         ctx.log.warn({ action: action.id, code: failure.code }, `action failed for good: ${failure.message}`);
         return { ...base, state: 'failed', detail };
       }
@@ -251,12 +223,11 @@ async function runOne(
           await runNested(action.whenClosed);
         }
         const detail = 'reply window closed (refused by the client guard)';
-        await writeLedger(ctx, ledger, action.id, finish(started, 'skipped', Date.now(), detail));
+        record(ctx, action.id, finish(started, 'skipped', Date.now(), detail));
         return { ...base, state: 'skipped', detail };
       }
       default:
-        if (!idempotent)
-          await writeLedger(ctx, ledger, action.id, finish(started, 'retry', Date.now(), failure.code));
+        if (!idempotent) record(ctx, action.id, finish(started, 'retry', Date.now(), failure.code));
         throw new ActionInterrupted(action.id, failure, error);
     }
   }
@@ -287,15 +258,20 @@ function sentTextKey(action: PlannedAction): string | null {
 /** How long a sent text can be mistaken for a later one: the skew on both clocks, and a second of `sent_at` rounding. */
 const collisionWindowMs = (ctx: ExecutionContext) => 2 * ctx.reconcileSkewMs + 1_000;
 
-async function rememberSent(ctx: ExecutionContext, action: PlannedAction): Promise<void> {
+function rememberSent(ctx: ExecutionContext, action: PlannedAction): void {
   const field = sentTextKey(action);
   if (field === null) return;
-  const key = ctx.keys.recentlySent(ctx.conversationId);
-  await ctx.redis
-    .multi()
-    .hset(key, field, String(Date.now()))
-    .pexpire(key, collisionWindowMs(ctx) + 60_000)
-    .exec();
+  const now = Date.now();
+  ctx.facts.recentlySent[field] = now;
+  ctx.state.stageConversation(`${CONVERSATION_FIELDS.recent}${field}`, String(now));
+}
+
+/** Sent-text marks too old to matter (a run's finish step deletes them from the conversation hash). */
+export function staleSentMarks(facts: StoredFacts, reconcileSkewMs: number, now = Date.now()): string[] {
+  const window = 2 * reconcileSkewMs + 1_000 + 60_000;
+  return Object.entries(facts.recentlySent)
+    .filter(([, at]) => !(now - at <= window))
+    .map(([field]) => `${CONVERSATION_FIELDS.recent}${field}`);
 }
 
 async function historyFloor(
@@ -305,8 +281,8 @@ async function historyFloor(
 ): Promise<number | undefined> {
   const field = sentTextKey(action);
   if (field === null) return undefined;
-  const sentAt = await ctx.redis.hget(ctx.keys.recentlySent(ctx.conversationId), field);
-  if (sentAt === null || Date.now() - Number(sentAt) > collisionWindowMs(ctx)) return undefined;
+  const sentAt = ctx.facts.recentlySent[field];
+  if (sentAt === undefined || Date.now() - sentAt > collisionWindowMs(ctx)) return undefined;
   // Fresh: the same-text message may have been sent earlier in this very run.
   return (await loadHistory(true)).reduce((max, message) => Math.max(max, message.id), 0);
 }
@@ -375,9 +351,7 @@ async function perform(action: PlannedAction, ctx: ExecutionContext): Promise<st
         action.replyToMessageId ? { ...input, replyToMessageId: action.replyToMessageId } : input,
         guard,
       );
-      if (action.once) {
-        await markOnce(ctx.redis, ctx.keys, conversationId, action.once.key, ctx.now(), action.once.ttlMs);
-      }
+      if (action.once) markOnce(ctx, action.once.key, ctx.now());
       return result.messageId ? `message ${result.messageId}` : undefined;
     }
     case 'forward': {
@@ -400,5 +374,3 @@ async function perform(action: PlannedAction, ctx: ExecutionContext): Promise<st
     }
   }
 }
-
-export { LEDGER_TTL_SECONDS };

@@ -52,14 +52,11 @@ async function pauseQueues(deps: FailurePolicyDeps, ms: number) {
   await Promise.all(deps.queues.map((queue) => queue.rateLimit(ms)));
 }
 
-/** Decides the fate of a failed run; always throws (BullMQ reads the error type). */
-export async function handleJobFailure(
-  job: Job,
-  error: unknown,
-  deps: FailurePolicyDeps,
-  context: DeadLetterContext,
-): Promise<never> {
-  const failure = failureOf(error);
+/**
+ * A 429 or a 401/403 pauses the queues and throws RateLimitError (the job waits without using an
+ * attempt); any other failure returns.
+ */
+export async function pauseOnFailure(failure: FailureClass, deps: FailurePolicyDeps): Promise<void> {
   if (failure.kind === 'rate-limited') {
     const ms = Math.max(100, Math.min(failure.retryAfterMs, deps.settings.rateLimitPauseCapMs));
     deps.log.warn(
@@ -88,14 +85,40 @@ export async function handleJobFailure(
     deps.onPause?.('auth', ms);
     throw new RateLimitError();
   }
+}
 
-  const attempts = job.opts.attempts ?? 1;
-  const isLast = failure.kind === 'rejected' || job.attemptsMade + 1 >= attempts;
-  if (!isLast) throw error instanceof Error ? error : new Error(failure.message);
+/** True when this failure ends the subject's tries: a permanent refusal, or the job's last attempt. */
+export function isFinalFailure(job: Job, failure: FailureClass): boolean {
+  return failure.kind === 'rejected' || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+}
 
+/** Decides the fate of a failed run; always throws (BullMQ reads the error type). */
+export async function handleJobFailure(
+  job: Job,
+  error: unknown,
+  deps: FailurePolicyDeps,
+  context: DeadLetterContext,
+): Promise<never> {
+  const failure = failureOf(error);
+  await pauseOnFailure(failure, deps);
+  if (!isFinalFailure(job, failure)) throw error instanceof Error ? error : new Error(failure.message);
+  const entry = await deadLetter(job, failure, deps, context);
+  throw new UnrecoverableError(`dead-lettered as ${entry.id}: ${failure.message}`);
+}
+
+/**
+ * Stores a dead letter for one subject of a job (a timer, or one event of a batch: `data` is what
+ * a replay re-adds), lets its conversation move on, and reports it.
+ */
+export async function deadLetter(
+  job: Job,
+  failure: FailureClass,
+  deps: FailurePolicyDeps,
+  context: DeadLetterContext & { data?: unknown; idSuffix?: string },
+): Promise<DeadLetter> {
   const failedAt = new Date().toISOString();
   const entry: DeadLetter = {
-    id: `${job.id ?? 'job'}-${Date.parse(failedAt)}`,
+    id: `${job.id ?? 'job'}${context.idSuffix ? `-${context.idSuffix}` : ''}-${Date.parse(failedAt)}`,
     queue: context.queue,
     jobId: job.id ?? '',
     jobName: job.name,
@@ -105,7 +128,7 @@ export async function handleJobFailure(
     failedAt,
     conversationId: context.conversationId,
     eventKey: context.eventKey,
-    data: job.data,
+    data: context.data ?? job.data,
     actions: context.actions.map((a) => (a.detail === undefined ? { id: a.id, state: a.state } : a)),
     replays: typeof job.data?.replay === 'number' ? job.data.replay : 0,
   };
@@ -117,5 +140,5 @@ export async function handleJobFailure(
     `moved to the dead-letter set after ${entry.attempts} attempt(s): ${failure.message}. ` +
       `Inspect with \`convo-bridge dlq show ${entry.id}\`, replay with \`convo-bridge dlq retry ${entry.id}\`.`,
   );
-  throw new UnrecoverableError(`dead-lettered as ${entry.id}: ${failure.message}`);
+  return entry;
 }

@@ -1,44 +1,102 @@
 import type { Redis } from 'ioredis';
+import type { ConversationEvent } from '../events/conversation-event.js';
 import type { BridgeKeys } from '../queue/redis-keys.js';
 import { defineRedisScript } from '../shared/redis-script.js';
-import { type LedgerEntry, parseLedgerEntry } from './action-ledger.js';
-import { type StoredFacts, toStoredFacts } from './conversation-facts.js';
+import {
+  FACTS_TTL_SECONDS,
+  type StoredFacts,
+  toStoredFacts,
+  withCustomerMessage,
+} from './conversation-facts.js';
 import { GATE_LUA, type GateDecision } from './order-gate.js';
+import { RunState } from './run-state.js';
 
 /**
- * Everything an event's run reads before it acts, in ONE round trip (this is the hot path: at a
- * few thousand events per second every round trip counts): the order gate (see order-gate.ts),
- * and, when it is this event's turn, the conversation's facts, once-marks and cooldowns, the
- * cancellation of pending timers this kind of event stops, the frozen plan (if a previous run
- * made one) and the action ledger. Nothing but the gate runs for an event that has to wait, so a
- * later event never cancels a timer that an earlier one is about to set.
+ * Everything the runs of a batch read before they act, in ONE round trip for the whole batch
+ * (this is the hot path: at a few thousand events per second every round trip and every command
+ * counts). Per event: the order gate (see order-gate.ts), and, when it is the event's turn, its
+ * conversation hash (facts, once-marks, cooldowns, sent texts, timers), the cancellation of the
+ * pending timers this kind of event stops, the recording of a customer message (last message
+ * time, first message), and the event's run state (a plan frozen by an earlier run, the ledger).
+ * Nothing but the gate runs for an event that has to wait, so a later event never cancels a timer
+ * that an earlier one is about to set.
  *
- * KEYS: order, ghost prefix, facts, once, cooldowns, timers, plan, ledger
- * ARGV: job id, job key prefix, failed set key, now ms, ghost grace ms, event kind
+ * KEYS, per event: order zset, conversation hash, run hash.
+ * ARGV: job key prefix, failed set key, dedupe key prefix, now ms, ghost grace ms, batch job id,
+ * '1' to skip the gate (a replay), conversation ttl seconds; then per event: order member, kind,
+ * occurred-at (ISO, UTC), event key.
  */
 const PREPARE_LUA = `${GATE_LUA}
-local cancelled = {}
-local timers = redis.call('HGETALL', KEYS[6])
-for i = 1, #timers, 2 do
-  local state = timers[i + 1]
-  if string.sub(state, 1, 2) == 'p:' and string.find(',' .. string.sub(state, 3) .. ',', ',' .. ARGV[6] .. ',', 1, true) then
-    redis.call('HDEL', KEYS[6], timers[i])
-    table.insert(cancelled, timers[i])
+local out = {}
+local ttl = tonumber(ARGV[8])
+for i = 1, #KEYS / 3 do
+  local order, conv, run = KEYS[3 * i - 2], KEYS[3 * i - 1], KEYS[3 * i]
+  local base = 8 + 4 * (i - 1)
+  local me, kind, at, key = ARGV[base + 1], ARGV[base + 2], ARGV[base + 3], ARGV[base + 4]
+  local status, other = 'go', ''
+  if ARGV[7] ~= '1' then status, other = gate(order, me, ARGV[6]) end
+  if status ~= 'go' then
+    out[i] = {status, other}
+  else
+    local facts = redis.call('HGETALL', conv)
+    local lastIn, firstIn, pending = nil, nil, false
+    local cancelled = {}
+    for j = 1, #facts, 2 do
+      local f = facts[j]
+      if f == 'lastIn' then lastIn = facts[j + 1]
+      elseif f == 'firstIn' then firstIn = facts[j + 1]
+      elseif string.sub(f, 1, 2) == 'T:' then
+        local state = facts[j + 1]
+        if string.sub(state, 1, 2) == 'p:' and string.find(',' .. string.sub(state, 3) .. ',', ',' .. kind .. ',', 1, true) then
+          table.insert(cancelled, f)
+        else
+          pending = true
+        end
+      end
+    end
+    if #cancelled > 0 then redis.call('HDEL', conv, unpack(cancelled)) end
+    if kind == 'message_in' then
+      local update = {}
+      if (not lastIn) or at > lastIn then update[#update + 1] = 'lastIn'; update[#update + 1] = at end
+      if not firstIn then update[#update + 1] = 'firstIn'; update[#update + 1] = key end
+      if #update > 0 then
+        redis.call('HSET', conv, unpack(update))
+        if not pending then
+          redis.call('EXPIRE', conv, ttl)
+        elseif redis.call('PTTL', conv) < ttl * 1000 then
+          redis.call('PEXPIRE', conv, ttl * 1000)
+        end
+      end
+    end
+    out[i] = {'go', other, facts, cancelled, redis.call('HGETALL', run)}
   end
 end
-local plan = redis.call('GET', KEYS[7]) or ''
-return {'go', released, redis.call('HGETALL', KEYS[3]), redis.call('HGETALL', KEYS[4]),
-  redis.call('HGETALL', KEYS[5]), cancelled, plan, redis.call('HGETALL', KEYS[8])}
+return out
 `;
-const prepareScript = defineRedisScript<[string, string, ...unknown[]]>('PrepareRun', 8, PREPARE_LUA);
+const prepareScript = defineRedisScript<unknown[][]>('PrepareBatch', 'any', PREPARE_LUA);
 
-export interface PreparedRun {
-  gate: GateDecision;
+export interface PreparedEvent {
+  gate: Extract<GateDecision, { kind: 'go' }>;
   facts: StoredFacts;
+  /** The conversation hash has no TTL yet (a write must give it one). */
+  newConversation: boolean;
+  /** Timer ids whose registration this event cancelled. */
   cancelledTimers: string[];
-  /** The plan frozen by an earlier run, if any (JSON). */
-  plan: string | null;
-  ledger: Map<string, LedgerEntry>;
+  state: RunState;
+}
+
+export type PrepareOutcome = PreparedEvent | { gate: Exclude<GateDecision, { kind: 'go' }> };
+
+export interface PrepareInput {
+  jobId: string;
+  /** `<prefix>:events:` (BullMQ's job hash prefix). */
+  jobKeyPrefix: string;
+  failedSet: string;
+  now: number;
+  ghostGraceMs: number;
+  /** A replay from the dead-letter set: its events left the order long ago, run them as they are. */
+  replay: boolean;
+  events: readonly { event: ConversationEvent; member: string }[];
 }
 
 function pairs(flat: unknown): Record<string, string> {
@@ -48,47 +106,51 @@ function pairs(flat: unknown): Record<string, string> {
   return out;
 }
 
-export async function prepareRun(
+const orNull = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
+
+export async function prepareEvents(
   redis: Redis,
   keys: BridgeKeys,
-  input: {
-    conversationId: string;
-    eventKey: string;
-    jobId: string;
-    kind: string;
-    jobKeyPrefix: string;
-    failedSet: string;
-    now: number;
-    ghostGraceMs: number;
-  },
-): Promise<PreparedRun | { gate: Extract<GateDecision, { kind: 'wait' }> }> {
-  const c = input.conversationId;
-  const reply = await prepareScript(
-    redis,
-    [
-      keys.order(c),
-      keys.ghostPrefix(c),
-      keys.facts(c),
-      keys.once(c),
-      keys.cooldowns(c),
-      keys.timers(c),
-      keys.plan(input.eventKey),
-      keys.ledger(input.eventKey),
-    ],
-    [input.jobId, input.jobKeyPrefix, input.failedSet, input.now, input.ghostGraceMs, input.kind],
-  );
-  const [kind, other, facts, once, cooldowns, cancelled, plan, ledger] = reply;
-  if (kind !== 'go') return { gate: { kind: 'wait', blockedBy: other === '' ? null : other } };
-  const entries = new Map<string, LedgerEntry>();
-  for (const [id, value] of Object.entries(pairs(ledger))) {
-    const entry = parseLedgerEntry(value);
-    if (entry) entries.set(id, entry);
+  input: PrepareInput,
+): Promise<PrepareOutcome[]> {
+  const scriptKeys: string[] = [];
+  const args: (string | number)[] = [
+    input.jobKeyPrefix,
+    input.failedSet,
+    keys.dedupePrefix,
+    input.now,
+    input.ghostGraceMs,
+    input.jobId,
+    input.replay ? '1' : '0',
+    FACTS_TTL_SECONDS,
+  ];
+  for (const { event, member } of input.events) {
+    const c = event.conversationId ?? '';
+    scriptKeys.push(keys.order(c), keys.conversation(c), keys.run(event.key));
+    args.push(member, event.kind, new Date(event.occurredAt).toISOString(), event.key);
   }
-  return {
-    gate: { kind: 'go', released: other === '' ? null : other },
-    facts: toStoredFacts(pairs(facts), pairs(once), pairs(cooldowns)),
-    cancelledTimers: Array.isArray(cancelled) ? cancelled.map(String) : [],
-    plan: typeof plan === 'string' && plan !== '' ? plan : null,
-    ledger: entries,
-  };
+  const replies = await prepareScript(redis, scriptKeys, args);
+  return input.events.map(({ event }, index): PrepareOutcome => {
+    const [kind, other, facts, cancelled, run] = replies[index] ?? [];
+    switch (kind) {
+      case 'go': {
+        const stored = toStoredFacts(Array.isArray(facts) ? facts : []);
+        const c = event.conversationId ?? '';
+        return {
+          gate: { kind: 'go', released: orNull(other) },
+          facts: event.kind === 'message_in' ? withCustomerMessage(stored, event) : stored,
+          // A customer message gave the hash its TTL already (PREPARE_LUA).
+          newConversation: event.kind !== 'message_in' && (!Array.isArray(facts) || facts.length === 0),
+          cancelledTimers: Array.isArray(cancelled) ? cancelled.map((f) => String(f).slice(2)) : [],
+          state: new RunState(redis, keys.run(event.key), keys.conversation(c), pairs(run)),
+        };
+      }
+      case 'skip':
+        return { gate: { kind: 'skip' } };
+      case 'chain':
+        return { gate: { kind: 'chain', after: String(other) } };
+      default:
+        return { gate: { kind: 'wait', blockedBy: orNull(other) } };
+    }
+  });
 }

@@ -1,22 +1,30 @@
 import { DelayedError, type Job, type Queue, UnrecoverableError } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { EventJobDataSchema } from '../queue/event-job.js';
-import type { BridgeKeys } from '../queue/redis-keys.js';
+import type { ConversationEvent } from '../events/conversation-event.js';
+import { type BatchedEvent, EventBatchDataSchema } from '../queue/event-job.js';
+import { type BridgeKeys, eventId, orderMember } from '../queue/redis-keys.js';
 import type { PlatformErrorClassifier } from './classify-failure.js';
 import {
+  cooldownFields,
+  FACTS_TTL_SECONDS,
   factsForEvaluation,
   learnFromHistory,
-  recordCooldowns,
-  recordCustomerMessage,
   type StoredFacts,
 } from './conversation-facts.js';
-import type { ActionReport, TimerScheduler } from './execute-actions.js';
-import { type FailurePolicyDeps, handleJobFailure } from './job-failure-policy.js';
-import { enterOrderGate, leaveOrderGate } from './order-gate.js';
+import { type ActionReport, staleSentMarks, type TimerScheduler } from './execute-actions.js';
+import {
+  deadLetter,
+  type FailurePolicyDeps,
+  failureOf,
+  isFinalFailure,
+  pauseOnFailure,
+} from './job-failure-policy.js';
+import { checkOrderGate, leaveOrderGate, memberJobId } from './order-gate.js';
 import type { ForwardPort, FrozenPlan, Plan, PlannedAction, PlatformPort, RulesPort } from './ports.js';
-import { prepareRun } from './prepare-run.js';
+import { type PreparedEvent, prepareEvents } from './prepare-run.js';
 import { runPlannedActions } from './run-planned-actions.js';
+import { RUN_TTL_SECONDS } from './run-state.js';
 import { removeTimerJobs } from './timers.js';
 
 export interface EventProcessorSettings {
@@ -47,145 +55,282 @@ export interface EventProcessorDeps {
   onPlan?: (plan: FrozenPlan, kind: string) => void;
 }
 
-export interface EventJobResult {
+export interface EventRunResult {
+  eventKey: string;
   conversationId: string;
   actions: ActionReport[];
   cancelledTimers: string[];
 }
 
-const PLAN_TTL_SECONDS = 8 * 24 * 3600;
+export interface EventJobResult {
+  /** Events of the batch run to completion by this attempt. */
+  events: EventRunResult[];
+  /** Events found done already (an earlier attempt, or taken over by a redelivery). */
+  skipped: number;
+}
+
+/** One event's run that stopped with an error (the job decides what follows, see below). */
+class EventRunFailed extends Error {
+  constructor(
+    readonly item: BatchedEvent,
+    readonly actions: ActionReport[],
+    override readonly cause: unknown,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.name = 'EventRunFailed';
+  }
+}
+
+type GroupOutcome = { kind: 'done' } | { kind: 'waiting'; item: BatchedEvent } | EventRunFailed;
 
 /**
- * The processor of the `events` queue: one plain function per job, as BullMQ likes it.
- * 1. wait its turn in the conversation (order gate);
- * 2. update what is known about the conversation, cancel timers this event stops;
- * 3. evaluate the rules once and freeze the plan (a re-run uses the same plan, even if time or
+ * The processor of the `events` queue. A job carries a batch of events (one group commit of the
+ * receiver); its conversations run side by side, the events of one conversation one after the
+ * other, each:
+ * 1. waits its turn in the conversation (order gate; prepare-run.ts reads everything a run needs
+ *    for the whole batch in one round trip);
+ * 2. evaluates the rules once and freezes the plan (a re-run uses the same plan, even if time or
  *    facts moved on, so "exactly once" is about one fixed list of actions);
- * 4. execute the plan through the ledger; 5. let the conversation's next event go.
+ * 3. executes the plan through the ledger; 4. leaves the order, letting the next event go.
+ * Events that must wait for an earlier event of another job park the job; events that failed
+ * retry the job (what is done stays done) or, when final, are dead-lettered one by one.
  */
 export async function processEventJob(
   job: Job,
   token: string | undefined,
   deps: EventProcessorDeps,
 ): Promise<EventJobResult> {
-  const parsed = EventJobDataSchema.safeParse(job.data);
+  const parsed = EventBatchDataSchema.safeParse(job.data);
   if (!parsed.success) {
-    throw new UnrecoverableError(`job ${job.id} does not hold a valid event: ${parsed.error.message}`);
+    throw new UnrecoverableError(`job ${job.id} does not hold a valid event batch: ${parsed.error.message}`);
   }
-  const { event } = parsed.data;
-  const conversationId = event.conversationId ?? '';
+  const { events: items } = parsed.data;
+  const replay = parsed.data.replay !== undefined;
   const jobId = job.id ?? '';
-  const log = deps.log.child({ conversationId, eventKey: event.key, jobId });
-  const orderKey = deps.keys.order(conversationId);
-  const gateKeys = {
-    order: orderKey,
-    ghostPrefix: deps.keys.ghostPrefix(conversationId),
-    jobKeyPrefix: `${deps.eventsQueue.qualifiedName}:`,
-    failedSet: `${deps.eventsQueue.qualifiedName}:failed`,
-  };
-
-  const prepared = await prepareRun(deps.redis, deps.keys, {
-    conversationId,
-    eventKey: event.key,
+  const prefix = `${deps.eventsQueue.qualifiedName}:`;
+  const gateInput = {
     jobId,
-    kind: event.kind,
-    jobKeyPrefix: gateKeys.jobKeyPrefix,
-    failedSet: gateKeys.failedSet,
-    now: Date.now(),
+    jobKeyPrefix: prefix,
+    failedSet: `${deps.eventsQueue.qualifiedName}:failed`,
     ghostGraceMs: deps.settings.ghostGraceMs,
-  });
-  if (!('facts' in prepared)) {
+    replay,
+  };
+  const member = (item: BatchedEvent) => orderMember(jobId, item.event.key);
+  const prepare = (list: readonly BatchedEvent[]) =>
+    prepareEvents(deps.redis, deps.keys, {
+      ...gateInput,
+      now: Date.now(),
+      events: list.map((item) => ({ event: item.event, member: member(item) })),
+    });
+
+  const groups = new Map<string, BatchedEvent[]>();
+  for (const item of items) {
+    const c = item.event.conversationId ?? '';
+    const group = groups.get(c);
+    if (group) group.push(item);
+    else groups.set(c, [item]);
+  }
+  const first = await prepare(items);
+  const preparedOf = new Map(items.map((item, i) => [item, first[i]]));
+  const done: EventRunResult[] = [];
+  let skipped = 0;
+
+  const runGroup = async (group: BatchedEvent[]): Promise<GroupOutcome> => {
+    for (const item of group) {
+      let outcome = preparedOf.get(item);
+      // Chained behind an earlier event of this batch (which has just left): look again.
+      if (outcome?.gate.kind === 'chain') outcome = (await prepare([item]))[0];
+      if (!outcome) return { kind: 'waiting', item };
+      if (outcome.gate.kind === 'skip') {
+        skipped += 1;
+        continue;
+      }
+      if (outcome.gate.kind !== 'go' || !('state' in outcome)) return { kind: 'waiting', item };
+      const actions: ActionReport[] = [];
+      try {
+        done.push(await runEvent(item, member(item), outcome, deps, actions, replay));
+      } catch (error) {
+        await outcome.state.flush().catch(() => undefined);
+        return new EventRunFailed(item, actions, error);
+      }
+    }
+    return { kind: 'done' };
+  };
+  const outcomes = await Promise.all([...groups.values()].map(runGroup));
+
+  const failures = outcomes.filter((o): o is EventRunFailed => o instanceof EventRunFailed);
+  const waiting = outcomes.flatMap((o) =>
+    !(o instanceof EventRunFailed) && o.kind === 'waiting' ? [o.item] : [],
+  );
+  let retryError: unknown;
+  let deadLettered = 0;
+  for (const failed of failures) {
+    const failure = failureOf(failed.cause);
+    // A 429 or a refusal of our credentials pauses everything; the job comes back unchanged.
+    await pauseOnFailure(failure, deps.failurePolicy);
+    if (!isFinalFailure(job, failure)) {
+      retryError ??= failed.cause;
+      continue;
+    }
+    const event = failed.item.event;
+    const conversationId = event.conversationId ?? '';
+    await deadLetter(job, failure, deps.failurePolicy, {
+      queue: 'events',
+      conversationId,
+      eventKey: event.key,
+      actions: failed.actions,
+      data: { events: [failed.item] },
+      idSuffix: eventId(event.key).slice(0, 8),
+      release: () => leave(deps, failed.item.event, member(failed.item), RUN_TTL_SECONDS, {}, []),
+    });
+    deadLettered += 1;
+  }
+  if (retryError !== undefined) {
+    throw retryError instanceof Error ? retryError : new Error(failureOf(retryError).message);
+  }
+  if (waiting.length > 0) {
     await job.moveToDelayed(Date.now() + deps.settings.orderRecheckMs, token);
-    // The head may have finished between the check and the park: look once more, and if it is our
+    // A head may have left between the check and the park: look once more, and if it is our
     // turn now, promote ourselves instead of sleeping a full recheck period.
-    const again = await enterOrderGate(deps.redis, gateKeys, jobId, Date.now(), deps.settings.ghostGraceMs);
-    if (again.kind === 'go') await job.promote().catch(() => undefined);
+    const kinds = await checkOrderGate(deps.redis, {
+      ...gateInput,
+      dedupePrefix: deps.keys.dedupePrefix,
+      now: Date.now(),
+      events: waiting.map((item) => ({
+        orderKey: deps.keys.order(item.event.conversationId ?? ''),
+        member: member(item),
+      })),
+    });
+    if (kinds.some((kind) => kind !== 'wait')) await job.promote().catch(() => undefined);
     throw new DelayedError();
   }
-  if (prepared.gate.kind === 'go' && prepared.gate.released) {
+  if (deadLettered > 0) {
+    throw new UnrecoverableError(`${deadLettered} event(s) of this batch were dead-lettered`);
+  }
+  return { events: done, skipped };
+}
+
+/** One event's run, from its prepared state to leaving the order. */
+async function runEvent(
+  item: BatchedEvent,
+  me: string,
+  prepared: PreparedEvent,
+  deps: EventProcessorDeps,
+  actions: ActionReport[],
+  replay: boolean,
+): Promise<EventRunResult> {
+  const { event } = item;
+  const conversationId = event.conversationId ?? '';
+  const log = deps.log.isLevelEnabled('info')
+    ? deps.log.child({ conversationId, eventKey: event.key })
+    : deps.log;
+  if (prepared.gate.released) {
     log.warn(
       { released: prepared.gate.released },
       'dropped a vanished or failed job that blocked this conversation',
     );
   }
+  let facts: StoredFacts = prepared.facts;
+  const cancelledTimers = prepared.cancelledTimers;
+  if (cancelledTimers.length > 0) {
+    await removeTimerJobs(deps.timersQueue, cancelledTimers);
+    log.info({ cancelledTimers }, 'cancelled timers');
+  }
 
-  const delayedSet = `${deps.eventsQueue.qualifiedName}:delayed`;
-  const release = async () => {
-    const next = await leaveOrderGate(deps.redis, orderKey, delayedSet, jobId);
-    if (next?.parked) await (await deps.eventsQueue.getJob(next.next))?.promote().catch(() => undefined);
-  };
-  const actions: ActionReport[] = [];
-  try {
-    let facts: StoredFacts = prepared.facts;
-    if (event.kind === 'message_in') facts = await recordCustomerMessage(deps.redis, deps.keys, facts, event);
-    const cancelledTimers = prepared.cancelledTimers;
-    if (cancelledTimers.length > 0) {
-      await removeTimerJobs(deps.timersQueue, cancelledTimers);
-      log.info({ cancelledTimers }, 'cancelled timers');
-    }
-
-    const rules = deps.rules();
-    const plan = await frozenPlan(deps, event.key, prepared.plan, async () => {
-      const now = deps.now();
-      let first = rules.evaluate(event, factsForEvaluation(facts, event), now);
-      const needsHistory =
-        (event.kind !== 'message_in' &&
-          !facts.lastCustomerMessageAt &&
-          first.actions.some(dependsOnWindow)) ||
-        (rules.usesFirstMessage &&
-          event.kind === 'message_in' &&
-          !facts.historyChecked &&
-          facts.firstEventKey === event.key);
-      if (needsHistory) {
-        const learned = await learnFromHistory(
-          deps.redis,
-          deps.keys,
-          conversationId,
-          deps.platform.history(conversationId),
-          event.messageId,
-        );
-        facts = {
-          ...facts,
-          lastCustomerMessageAt: maxDate(facts.lastCustomerMessageAt, learned.lastCustomerMessageAt),
-          historyChecked: true,
-          firstEventKey:
-            learned.earlierCustomerMessages > 0 && facts.firstEventKey === event.key
-              ? 'history'
-              : facts.firstEventKey,
-        };
-        first = rules.evaluate(event, factsForEvaluation(facts, event), now);
-      }
-      return first;
-    });
-    deps.onPlan?.(plan, event.kind);
-    await recordCooldowns(deps.redis, deps.keys, conversationId, plan, deps.now());
-
-    const reports = await runPlannedActions(
-      deps,
-      {
-        scope: event.key,
-        event,
+  const rules = deps.rules();
+  const plan = await frozenPlan(prepared, async () => {
+    const now = deps.now();
+    let planned = rules.evaluate(event, factsForEvaluation(facts, event), now);
+    const needsHistory =
+      (event.kind !== 'message_in' &&
+        !facts.lastCustomerMessageAt &&
+        planned.actions.some(dependsOnWindow)) ||
+      (rules.usesFirstMessage &&
+        event.kind === 'message_in' &&
+        !facts.historyChecked &&
+        facts.firstEventKey === event.key);
+    if (needsHistory) {
+      const learned = await learnFromHistory(
+        deps.redis,
+        deps.keys,
         conversationId,
-        facts,
-        rules,
-        replay: parsed.data.replay !== undefined,
-        ledger: prepared.ledger,
-        log,
-      },
-      plan.actions,
-      actions,
-    );
-    await release();
-    log.debug({ actions: reports.length }, 'event processed');
-    return { conversationId, actions: reports, cancelledTimers };
-  } catch (error) {
-    return handleJobFailure(job, error, deps.failurePolicy, {
-      queue: 'events',
+        deps.platform.history(conversationId),
+        event.messageId,
+      );
+      facts = {
+        ...facts,
+        lastCustomerMessageAt: maxDate(facts.lastCustomerMessageAt, learned.lastCustomerMessageAt),
+        historyChecked: true,
+        firstEventKey:
+          learned.earlierCustomerMessages > 0 && facts.firstEventKey === event.key
+            ? 'history'
+            : facts.firstEventKey,
+      };
+      planned = rules.evaluate(event, factsForEvaluation(facts, event), now);
+    }
+    return planned;
+  });
+  deps.onPlan?.(plan, event.kind);
+  for (const [field, value] of Object.entries(cooldownFields(plan, deps.now()))) {
+    prepared.state.stageConversation(field, value);
+  }
+
+  const reports = await runPlannedActions(
+    deps,
+    {
+      scope: event.key,
+      event,
       conversationId,
-      eventKey: event.key,
-      actions,
-      release,
-    });
+      facts,
+      rules,
+      replay,
+      state: prepared.state,
+      log,
+    },
+    plan.actions,
+    actions,
+  );
+  const stale = staleSentMarks(facts, deps.settings.reconcileSkewMs);
+  await leave(
+    deps,
+    event,
+    me,
+    0,
+    prepared.state.takeConversationFields(),
+    stale,
+    prepared.newConversation ? FACTS_TTL_SECONDS : 0,
+  );
+  if (log.isLevelEnabled('debug')) log.debug({ actions: reports.length }, 'event processed');
+  return { eventKey: event.key, conversationId, actions: reports, cancelledTimers };
+}
+
+/**
+ * Leaves the conversation's order (see order-gate.ts) and wakes the next event's job when it is
+ * parked. The next event of the same batch is run by the batch itself.
+ */
+async function leave(
+  deps: EventProcessorDeps,
+  event: ConversationEvent,
+  me: string,
+  keepRunSeconds: number,
+  set: Record<string, string>,
+  remove: readonly string[],
+  conversationTtlSeconds = 0,
+): Promise<void> {
+  const c = event.conversationId ?? '';
+  const next = await leaveOrderGate(deps.redis, {
+    orderKey: deps.keys.order(c),
+    conversationKey: deps.keys.conversation(c),
+    runKey: deps.keys.run(event.key),
+    delayedSet: `${deps.eventsQueue.qualifiedName}:delayed`,
+    member: me,
+    keepRunSeconds,
+    conversationTtlSeconds,
+    set,
+    remove,
+  });
+  if (next?.parked && memberJobId(next.next) !== memberJobId(me)) {
+    await (await deps.eventsQueue.getJob(memberJobId(next.next)))?.promote().catch(() => undefined);
   }
 }
 
@@ -206,25 +351,19 @@ function maxDate(a: Date | null, b: Date | null): Date | null {
 }
 
 /**
- * The plan of an event, evaluated once; a re-run reads it back instead of evaluating again.
- * Only the actions and the matched rules are kept: serialising every rule's outcome would cost
- * O(rules) per event (see evaluate-rules.ts).
+ * The plan of an event, evaluated once; a re-run reads it back instead of evaluating again. It is
+ * staged with the run's state and written with its first durable write (before the first outside
+ * call that needs one). Only the actions and the matched rules are kept: serialising every rule's
+ * outcome would cost O(rules) per event (see evaluate-rules.ts).
  */
-async function frozenPlan(
-  deps: EventProcessorDeps,
-  eventKey: string,
-  stored: string | null,
-  evaluate: () => Promise<Plan>,
-): Promise<FrozenPlan> {
+async function frozenPlan(prepared: PreparedEvent, evaluate: () => Promise<Plan>): Promise<FrozenPlan> {
+  const stored = prepared.state.storedPlan;
   if (stored) return JSON.parse(stored) as FrozenPlan;
   const evaluated = await evaluate();
   const plan: FrozenPlan = {
     actions: evaluated.actions,
     matched: evaluated.matched.map((m) => ({ rule: m.rule, cooldownMs: m.cooldownMs })),
   };
-  const key = deps.keys.plan(eventKey);
-  const written = await deps.redis.set(key, JSON.stringify(plan), 'EX', PLAN_TTL_SECONDS, 'NX');
-  if (written === 'OK') return plan;
-  const winner = await deps.redis.get(key);
-  return winner ? (JSON.parse(winner) as FrozenPlan) : plan;
+  if (plan.actions.length > 0) prepared.state.stagePlan(JSON.stringify(plan));
+  return plan;
 }

@@ -4,6 +4,7 @@ import type { ActionReport } from './execute-actions.js';
 import { handleJobFailure } from './job-failure-policy.js';
 import type { EventProcessorDeps } from './process-event.js';
 import { runPlannedActions } from './run-planned-actions.js';
+import { RunState } from './run-state.js';
 import { claimTimer, releaseTimer, TimerJobDataSchema } from './timers.js';
 
 /** Longest a due timer waits for earlier events of its conversation before it fires anyway. */
@@ -56,9 +57,16 @@ export async function processTimerJob(
   }
 
   const actions: ActionReport[] = [];
-  const release = () => releaseTimer(deps.redis, deps.keys, data.conversationId, data.timerId);
+  // A dead letter keeps the timer's run state (its ledger) for a replay.
+  const release = (keepRun = true) =>
+    releaseTimer(deps.redis, deps.keys, data.conversationId, data.timerId, keepRun);
+  let state: RunState | undefined;
   try {
-    const facts = await loadFacts(deps.redis, deps.keys, data.conversationId);
+    let facts: Awaited<ReturnType<typeof loadFacts>>;
+    [facts, state] = await Promise.all([
+      loadFacts(deps.redis, deps.keys, data.conversationId),
+      RunState.load(deps.redis, deps.keys.run(data.timerId), deps.keys.conversation(data.conversationId)),
+    ]);
     const reports = await runPlannedActions(
       deps,
       {
@@ -68,15 +76,18 @@ export async function processTimerJob(
         facts,
         rules: deps.rules(),
         replay: data.replay !== undefined,
+        state,
         log,
       },
       data.actions,
       actions,
     );
-    await release();
+    await state.flush();
+    await release(false);
     log.info({ actions: reports.length }, 'timer fired');
     return { timerId: data.timerId, state: 'fired', actions: reports };
   } catch (error) {
+    await state?.flush().catch(() => undefined);
     return handleJobFailure(job, error, deps.failurePolicy, {
       queue: 'timers',
       conversationId: data.conversationId,

@@ -1,11 +1,11 @@
 import { UnrecoverableError } from 'bullmq';
 import type { Logger } from 'pino';
 import type { ConversationEvent } from '../events/conversation-event.js';
-import type { LedgerEntry } from './action-ledger.js';
 import type { StoredFacts } from './conversation-facts.js';
 import { type ActionReport, executeActions } from './execute-actions.js';
 import type { PlannedAction, RulesPort } from './ports.js';
 import type { EventProcessorDeps } from './process-event.js';
+import type { RunState } from './run-state.js';
 import { timerIdFor } from './timers.js';
 
 /** What one run acts for: an event, or a fired timer (with the event that set it). */
@@ -17,7 +17,7 @@ export interface RunSubject {
   facts: StoredFacts;
   rules: RulesPort;
   replay: boolean;
-  ledger?: Map<string, LedgerEntry>;
+  state: RunState;
   log: Logger;
 }
 
@@ -34,9 +34,8 @@ export async function runPlannedActions(
   collected: ActionReport[],
 ): Promise<ActionReport[]> {
   const reports = await executeActions(actions, {
-    redis: deps.redis,
     keys: deps.keys,
-    ledgerKey: deps.keys.ledger(subject.scope),
+    state: subject.state,
     scope: subject.scope,
     event: subject.event,
     conversationId: subject.conversationId,
@@ -51,7 +50,6 @@ export async function runPlannedActions(
     safetyMarginMs: deps.settings.safetyMarginMs,
     reconcileSkewMs: deps.settings.reconcileSkewMs,
     replay: subject.replay,
-    ...(subject.ledger ? { ledger: subject.ledger } : {}),
     log: subject.log,
     onAction: (report) => {
       collected.push(report);

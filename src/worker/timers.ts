@@ -5,12 +5,14 @@ import { z } from 'zod';
 import { ConversationEventSchema, EVENT_KINDS } from '../events/conversation-event.js';
 import type { BridgeKeys } from '../queue/redis-keys.js';
 import { defineRedisScript } from '../shared/redis-script.js';
+import { CONVERSATION_FIELDS, FACTS_TTL_SECONDS } from './conversation-facts.js';
 import type { TimerScheduler } from './execute-actions.js';
 import type { PlannedAction } from './ports.js';
 
 /**
  * `after: 15m, unless: agent_reply, then: [...]` timers. Each is a delayed BullMQ job in the
- * `timers` queue plus a registration in the conversation's timers hash (`p:<kinds>` pending):
+ * `timers` queue plus a registration in the conversation hash (field `T:<timer id>`, value
+ * `p:<kinds>` while pending):
  *   pending (with the kinds that cancel it) --event of such a kind--> deleted (cancelled)
  *   pending --fires--> firing --actions done--> deleted
  * Cancel and fire claim the registration atomically, so a timer either fires or is cancelled,
@@ -38,7 +40,7 @@ export function timerIdFor(scope: string, actionId: string): string {
 
 const REGISTRATION_TTL_MARGIN_MS = 24 * 3600 * 1000;
 
-// KEYS: timers hash. ARGV: timer id. Returns 'go' (claimed or re-run) or 'cancelled'.
+// KEYS: conversation hash. ARGV: timer field. Returns 'go' (claimed or re-run) or 'cancelled'.
 const CLAIM_LUA = `
 local state = redis.call('HGET', KEYS[1], ARGV[1])
 if not state then return 'cancelled' end
@@ -50,12 +52,13 @@ const claimScript = defineRedisScript<string>('TimerClaim', 1, CLAIM_LUA);
 export function createTimerScheduler(redis: Redis, keys: BridgeKeys, queue: Queue): TimerScheduler {
   return {
     async schedule(input) {
-      const key = keys.timers(input.conversationId);
-      // Register first: a crash before the job is added leaves a harmless registration (it expires).
+      const key = keys.conversation(input.conversationId);
+      // Register first: a crash before the job is added leaves a harmless registration (it expires
+      // with the conversation hash, which lives at least as long as the timer).
       await redis
         .multi()
-        .hsetnx(key, input.timerId, `p:${input.unless.join(',')}`)
-        .pexpire(key, input.delayMs + REGISTRATION_TTL_MARGIN_MS)
+        .hsetnx(key, timerField(input.timerId), `p:${input.unless.join(',')}`)
+        .pexpire(key, Math.max(input.delayMs + REGISTRATION_TTL_MARGIN_MS, FACTS_TTL_SECONDS * 1000))
         .exec();
       const data: TimerJobData = {
         timerId: input.timerId,
@@ -87,10 +90,23 @@ export async function claimTimer(
   conversationId: string,
   timerId: string,
 ): Promise<'go' | 'cancelled'> {
-  const state = await claimScript(redis, [keys.timers(conversationId)], [timerId]);
+  const state = await claimScript(redis, [keys.conversation(conversationId)], [timerField(timerId)]);
   return state === 'go' ? 'go' : 'cancelled';
 }
 
-export async function releaseTimer(redis: Redis, keys: BridgeKeys, conversationId: string, timerId: string) {
-  await redis.hdel(keys.timers(conversationId), timerId);
+/** A fired (or dead-lettered) timer is done: its registration goes, and its run state unless kept. */
+export async function releaseTimer(
+  redis: Redis,
+  keys: BridgeKeys,
+  conversationId: string,
+  timerId: string,
+  keepRun = false,
+) {
+  const multi = redis.multi().hdel(keys.conversation(conversationId), timerField(timerId));
+  if (!keepRun) multi.del(keys.run(timerId));
+  await multi.exec();
+}
+
+export function timerField(timerId: string): string {
+  return `${CONVERSATION_FIELDS.timer}${timerId}`;
 }
