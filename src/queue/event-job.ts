@@ -17,6 +17,11 @@ export const EventBatchDataSchema = z.object({
   events: z.array(BatchedEventSchema).min(1),
   /** Set when replayed from the dead-letter set: actions that failed for good are tried again. */
   replay: z.number().int().positive().optional(),
+  /**
+   * Results of the events an earlier attempt finished (kept when the job parks or retries, so the
+   * job's return value reports every event of the batch). Written by the worker, read back as is.
+   */
+  finished: z.array(z.unknown()).optional(),
 });
 export type EventBatchData = z.infer<typeof EventBatchDataSchema>;
 

@@ -6,6 +6,7 @@ import { bridgeJobOptions, type JobRetention } from '../queue/job-options.js';
 import { bridgeKeys, QUEUE_NAMES } from '../queue/redis-keys.js';
 import { jobRetryDelay } from './backoff.js';
 import type { PlatformErrorClassifier } from './classify-failure.js';
+import { createEventSlots } from './event-slots.js';
 import type { FailurePolicySettings } from './job-failure-policy.js';
 import type { ForwardPort, PlatformPort, RulesPort } from './ports.js';
 import { type EventProcessorDeps, type EventProcessorSettings, processEventJob } from './process-event.js';
@@ -107,6 +108,7 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
     forwarder: options.forwarder,
     rules: options.rules,
     timers: createTimerScheduler(redis, keys, timersQueue),
+    slots: createEventSlots(settings.concurrency),
     now: options.now ?? (() => new Date()),
     settings,
     failurePolicy: {

@@ -17,6 +17,8 @@ export interface ActionReport {
   rule: string;
   state: 'done' | 'skipped' | 'failed';
   detail?: string;
+  /** When a reply was held back (ms since epoch): the moment the worker decided. */
+  at?: number;
 }
 
 /** Thrown to stop the run: the job is retried, paused or dead-lettered by the processor. */
@@ -183,7 +185,7 @@ async function runOne(
         await runNested(action.whenClosed);
       }
       record(ctx, action.id, finish(previous, 'skipped', Date.now(), skip.reason));
-      return { ...base, state: 'skipped', detail: skip.reason };
+      return { ...base, state: 'skipped', detail: skip.reason, at: Date.now() };
     }
   }
 
@@ -224,7 +226,7 @@ async function runOne(
         }
         const detail = 'reply window closed (refused by the client guard)';
         record(ctx, action.id, finish(started, 'skipped', Date.now(), detail));
-        return { ...base, state: 'skipped', detail };
+        return { ...base, state: 'skipped', detail, at: Date.now() };
       }
       default:
         if (!idempotent) record(ctx, action.id, finish(started, 'retry', Date.now(), failure.code));

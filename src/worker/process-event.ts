@@ -12,6 +12,7 @@ import {
   learnFromHistory,
   type StoredFacts,
 } from './conversation-facts.js';
+import type { EventSlots } from './event-slots.js';
 import { type ActionReport, staleSentMarks, type TimerScheduler } from './execute-actions.js';
 import {
   deadLetter,
@@ -46,6 +47,8 @@ export interface EventProcessorDeps {
   forwarder: ForwardPort;
   rules: () => RulesPort;
   timers: TimerScheduler;
+  /** Bounds the events run at once in this process (worker.concurrency). */
+  slots: EventSlots;
   now: () => Date;
   settings: EventProcessorSettings;
   failurePolicy: FailurePolicyDeps;
@@ -58,12 +61,14 @@ export interface EventProcessorDeps {
 export interface EventRunResult {
   eventKey: string;
   conversationId: string;
+  /** The rules that matched (from the frozen plan). */
+  matched: string[];
   actions: ActionReport[];
   cancelledTimers: string[];
 }
 
 export interface EventJobResult {
-  /** Events of the batch run to completion by this attempt. */
+  /** Events of the batch run to completion (by this attempt or an earlier one). */
   events: EventRunResult[];
   /** Events found done already (an earlier attempt, or taken over by a redelivery). */
   skipped: number;
@@ -132,8 +137,16 @@ export async function processEventJob(
   }
   const first = await prepare(items);
   const preparedOf = new Map(items.map((item, i) => [item, first[i]]));
-  const done: EventRunResult[] = [];
+  const done: EventRunResult[] = (parsed.data.finished ?? []) as EventRunResult[];
+  const finishedBefore = done.length;
   let skipped = 0;
+  /** Before the job parks or retries: what this attempt finished goes with it (one write, rare path). */
+  let kept = false;
+  const keepFinished = async () => {
+    if (kept || done.length === finishedBefore) return;
+    kept = true;
+    await job.updateData({ ...parsed.data, finished: done });
+  };
 
   const runGroup = async (group: BatchedEvent[]): Promise<GroupOutcome> => {
     for (const item of group) {
@@ -148,7 +161,8 @@ export async function processEventJob(
       if (outcome.gate.kind !== 'go' || !('state' in outcome)) return { kind: 'waiting', item };
       const actions: ActionReport[] = [];
       try {
-        done.push(await runEvent(item, member(item), outcome, deps, actions, replay));
+        const prepared = outcome;
+        done.push(await deps.slots.run(() => runEvent(item, member(item), prepared, deps, actions, replay)));
       } catch (error) {
         await outcome.state.flush().catch(() => undefined);
         return new EventRunFailed(item, actions, error);
@@ -164,6 +178,7 @@ export async function processEventJob(
   );
   let retryError: unknown;
   let deadLettered = 0;
+  if (failures.length > 0) await keepFinished();
   for (const failed of failures) {
     const failure = failureOf(failed.cause);
     // A 429 or a refusal of our credentials pauses everything; the job comes back unchanged.
@@ -186,9 +201,11 @@ export async function processEventJob(
     deadLettered += 1;
   }
   if (retryError !== undefined) {
+    await keepFinished();
     throw retryError instanceof Error ? retryError : new Error(failureOf(retryError).message);
   }
   if (waiting.length > 0) {
+    await keepFinished();
     await job.moveToDelayed(Date.now() + deps.settings.orderRecheckMs, token);
     // A head may have left between the check and the park: look once more, and if it is our
     // turn now, promote ourselves instead of sleeping a full recheck period.
@@ -301,7 +318,13 @@ async function runEvent(
     prepared.newConversation ? FACTS_TTL_SECONDS : 0,
   );
   if (log.isLevelEnabled('debug')) log.debug({ actions: reports.length }, 'event processed');
-  return { eventKey: event.key, conversationId, actions: reports, cancelledTimers };
+  return {
+    eventKey: event.key,
+    conversationId,
+    matched: plan.matched.map((m) => m.rule),
+    actions: reports,
+    cancelledTimers,
+  };
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   startCrmSink,
   writeTempConfig,
 } from './bridge-harness.js';
+import { eventRun, timerIds } from './event-runs.js';
 import { connectTestRedis, deleteKeys, testRedisUrl, uniqueName } from './redis.js';
 
 export const E2E = {
@@ -82,6 +83,10 @@ export async function createWorld(options: WorldOptions) {
     bridges,
     configPath: file.path,
     launch,
+    /** Timers registered in a conversation (pending or firing). */
+    timerIds: (conversationId: string) => timerIds(redis, bridgeKeys(prefix), conversationId),
+    /** The batch job of an event and, once it completed, the event's result. */
+    eventRun: (eventKey: string) => eventRun(redis, bridgeKeys(prefix), prefix, eventKey),
     /** A conversation on a channel type (and channel id, e.g. ch_waba_1 for the example's WhatsApp API number). */
     conversation(id: string, channel: { type: string; id?: string; name?: string }, label = 'Budi') {
       return admin.createConversation({ id, label, channel: channel as never });

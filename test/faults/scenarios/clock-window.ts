@@ -1,11 +1,10 @@
 import { createSeededRandom } from '../../../src/emulator/seeded-random.js';
-import { eventJobId } from '../../../src/queue/redis-keys.js';
-import { parseLedgerEntry } from '../../../src/worker/action-ledger.js';
+import { eventRun } from '../../support/event-runs.js';
 import type { AdminConversationView } from '../support/admin-client.js';
 import { eventKeyOf, messageOf } from '../support/expectations.js';
 import { createFaultWorld, FAULTS, type FaultWorld } from '../support/fault-world.js';
 import { check, percentile, type Scenario, seconds } from '../support/scenario.js';
-import { createConversations, type PlannedConversation, sendMessages } from '../support/traffic.js';
+import { createConversations, mapLimit, type PlannedConversation, sendMessages } from '../support/traffic.js';
 
 const HOUR = 3_600_000;
 const WINDOW_MS = 24 * HOUR;
@@ -45,23 +44,15 @@ function ageFor(random: () => number): { band: Band; ageMs: number } {
 /** When the worker decided to hold a reply back: its ledger entry, or the run's start when the plan did. */
 async function decisionTimes(world: FaultWorld, placed: readonly Placed[]): Promise<Map<string, number>> {
   const times = new Map<string, number>();
-  for (let i = 0; i < placed.length; i += 500) {
-    const batch = placed.slice(i, i + 500);
-    const pipeline = world.redis.pipeline();
-    for (const p of batch) {
-      pipeline.hget(world.keys.ledger(eventKeyOf(p)), 'after-hours#0');
-      pipeline.hget(`${FAULTS.prefix}:events:${eventJobId(eventKeyOf(p))}`, 'processedOn');
-    }
-    const rows = (await pipeline.exec()) ?? [];
-    batch.forEach((p, j) => {
-      const entry = parseLedgerEntry((rows[2 * j]?.[1] as string | null) ?? null);
-      const processedOn = Number((rows[2 * j + 1]?.[1] as string | null) ?? Number.NaN);
-      // A reply skipped by the worker records when; a plan that found the window already closed
-      // has no reply entry, and the run's start is the latest the decision can have been made.
-      const at = entry?.state === 'skipped' ? entry.at : processedOn;
-      if (Number.isFinite(at)) times.set(p.conversationId, at);
-    });
-  }
+  await mapLimit(placed, 16, async (p) => {
+    const run = await eventRun(world.redis, world.keys, FAULTS.prefix, eventKeyOf(p));
+    const reply = run?.result?.actions.find((a) => a.id === 'after-hours#0');
+    // A reply skipped by the worker reports when; a plan that found the window already closed
+    // has no reply entry, and the run's start is the latest the decision can have been made.
+    const at =
+      reply?.state === 'skipped' && reply.at !== undefined ? reply.at : (run?.processedOn ?? Number.NaN);
+    if (Number.isFinite(at)) times.set(p.conversationId, at);
+  });
   return times;
 }
 

@@ -1,5 +1,5 @@
 import { createSeededRandom } from '../../../src/emulator/seeded-random.js';
-import { eventJobId } from '../../../src/queue/redis-keys.js';
+import { eventRun } from '../../support/event-runs.js';
 import type { AdminDelivery } from '../support/admin-client.js';
 import { eventKeyOf, type SentMessage } from '../support/expectations.js';
 import { createFaultWorld, FAULTS, type FaultWorld } from '../support/fault-world.js';
@@ -79,7 +79,8 @@ export const redeliveries: Scenario = {
         const delivery = byMessage.get(message.messageId);
         if (!delivery) throw new Error(`no delivery recorded for message ${message.messageId}`);
         const copies: Copies = kinds[i % 10] ?? 'four at once';
-        const afterDone = (await world.redis.zscore(completed, eventJobId(eventKeyOf(message)))) !== null;
+        const run = await eventRun(world.redis, world.keys, FAULTS.prefix, eventKeyOf(message));
+        const afterDone = run !== undefined && (await world.redis.zscore(completed, run.jobId)) !== null;
         plans.push({ message, delivery, copies, afterDone });
         if (copies === 'four at once') {
           direct.push(...(await Promise.all([1, 2, 3].map(() => postCopy(world, delivery.payload)))));

@@ -1,3 +1,4 @@
+import { timerIds } from '../../support/event-runs.js';
 import {
   compareConversation,
   compareForwards,
@@ -36,7 +37,7 @@ export async function verifyActions(
     expectedForwardIds.push(...expected.forwardIds);
     const [detail, timers] = await Promise.all([
       world.admin.conversation(id),
-      world.redis.hlen(world.keys.timers(id)),
+      timerIds(world.redis, world.keys, id).then((t) => t.length),
     ]);
     compareConversation(tally, id, expected, {
       messages: detail.messages,

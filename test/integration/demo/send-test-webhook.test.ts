@@ -2,7 +2,7 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/cli/run-cli.js';
-import { EventJobDataSchema } from '../../../src/queue/event-job.js';
+import { EventBatchDataSchema } from '../../../src/queue/event-job.js';
 import { createReceiver, type Receiver } from '../../../src/receive/create-receiver.js';
 import { findFreePort } from '../../../src/shared/start-redis-server.js';
 import { connectTestRedis, deleteKeys, testRedisUrl, uniqueName } from '../../support/redis.js';
@@ -43,7 +43,7 @@ describe('convo-bridge send-test-webhook against a real receiver (real Redis)', 
 
   const storedEvents = async () => {
     const jobs = await queue.getJobs(['waiting', 'active', 'completed', 'delayed', 'prioritized']);
-    return jobs.map((job) => EventJobDataSchema.parse(job.data).event);
+    return jobs.flatMap((job) => EventBatchDataSchema.parse(job.data).events.map((item) => item.event));
   };
 
   it.each([

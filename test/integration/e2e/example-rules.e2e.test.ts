@@ -42,7 +42,7 @@ describe('the example config end to end', () => {
     // stop: true -> the after-hours rule (hours are closed today) does not reply to a complaint.
     expect(w.apiMessages('c-complaint')).toEqual([]);
     // and the 15-minute timer is pending in Redis (set right after the forward: wait for it).
-    await waitFor(async () => (await w.redis.hlen(w.keys.timers('c-complaint'))) === 1, {
+    await waitFor(async () => (await w.timerIds('c-complaint').then((t) => t.length)) === 1, {
       timeoutMs: 10_000,
       what: 'the escalation timer to be set',
     });
@@ -81,14 +81,14 @@ describe('the example config end to end', () => {
     });
     expect(w.apiMessages('c-night')[0]?.text).toBe('Terima kasih Siti! Tim kami kembali pada jam kerja.');
 
-    // A second message within 12 h: processed (its plan is stored) but once_per_conversation holds the reply back.
+    // A second message within 12 h: processed, but once_per_conversation holds the reply back.
     const second = w.say('c-night', 'Halo? Ada orang?');
     const secondKey = `channel.message_in|${second.messageId}`;
-    await waitFor(async () => (await w.redis.exists(w.keys.plan(secondKey))) === 1, {
+    const secondRun = await waitFor(async () => (await w.eventRun(secondKey))?.result, {
       timeoutMs: 10_000,
-      what: 'the second message to be planned',
+      what: 'the second message to be processed',
     });
-    expect(JSON.parse((await w.redis.get(w.keys.plan(secondKey))) ?? '{}')).toMatchObject({ actions: [] });
+    expect(secondRun).toMatchObject({ actions: [] });
     await waitFor(async () => (await w.redis.zcard(w.keys.order('c-night'))) === 0, {
       timeoutMs: 10_000,
       what: 'the second message to be finished',
@@ -102,14 +102,11 @@ describe('the example config end to end', () => {
     w.conversation('c-day', { type: 'webchat', id: 'ch_web' });
     const message = w.say('c-day', 'Halo, masih buka?');
     const key = `channel.message_in|${message.messageId}`;
-    await waitFor(async () => (await w.redis.exists(w.keys.plan(key))) === 1, {
+    const run = await waitFor(async () => (await w.eventRun(key))?.result, {
       timeoutMs: 10_000,
-      what: 'the event to be planned',
+      what: 'the event to be processed',
     });
-    expect(JSON.parse((await w.redis.get(w.keys.plan(key))) ?? '{}')).toMatchObject({
-      actions: [],
-      matched: [],
-    });
+    expect(run).toMatchObject({ actions: [], matched: [] });
     expect(w.apiMessages('c-day')).toEqual([]);
   });
 

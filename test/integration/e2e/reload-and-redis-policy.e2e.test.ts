@@ -28,7 +28,7 @@ describe('a running bridge: hot reload and Redis settings', () => {
     w.conversation('r-1', { type: 'webchat', id: 'ch_web' }, 'Nina');
     const first = w.say('r-1', 'halo');
     await waitFor(
-      async () => (await w.redis.exists(w.keys.plan(`channel.message_in|${first.messageId}`))) === 1,
+      async () => (await w.eventRun(`channel.message_in|${first.messageId}`))?.result !== undefined,
       {
         timeoutMs: 10_000,
         what: 'the first message to be planned',

@@ -49,7 +49,8 @@ describe('resilience end to end', () => {
       what: 'every conversation to be escalated',
     });
     await waitFor(
-      async () => (await Promise.all(ids.map((id) => w.redis.hlen(w.keys.timers(id))))).every((n) => n === 1),
+      async () =>
+        (await Promise.all(ids.map((id) => w.timerIds(id).then((t) => t.length)))).every((n) => n === 1),
       {
         timeoutMs: 20_000,
         what: 'every escalation timer to be set',
@@ -140,7 +141,7 @@ describe('resilience end to end', () => {
     const key = `channel.message_in|${message.messageId}`;
     // Mid-job: the note call has begun (the ledger says so) but not finished.
     await waitFor(
-      async () => (await w.redis.hget(w.keys.ledger(key), 'escalate-complaints#0'))?.includes('started'),
+      async () => (await w.redis.hget(w.keys.run(key), 'a:escalate-complaints#0'))?.includes('started'),
       {
         timeoutMs: 10_000,
         what: 'the note call to begin',
@@ -149,16 +150,15 @@ describe('resilience end to end', () => {
     const [bridge] = w.bridges;
     if (!bridge) throw new Error('no bridge');
     expect(await bridge.stop('SIGTERM')).toBe(0);
-    const ledger = await w.redis.hgetall(w.keys.ledger(key));
-    const states = Object.fromEntries(
-      Object.entries(ledger).map(([k, v]) => [k, (JSON.parse(v) as { state: string }).state]),
-    );
-    expect(states).toEqual({
-      'escalate-complaints#0': 'done',
-      'escalate-complaints#1': 'done',
-      'escalate-complaints#2': 'done',
-      'escalate-complaints#3': 'done',
-    });
+    // The job finished before the exit: every action done, and the run's state cleared with it.
+    const run = await w.eventRun(key);
+    expect(run?.result?.actions.map((a) => [a.id, a.state])).toEqual([
+      ['escalate-complaints#0', 'done'],
+      ['escalate-complaints#1', 'done'],
+      ['escalate-complaints#2', 'done'],
+      ['escalate-complaints#3', 'done'],
+    ]);
+    expect(await w.redis.exists(w.keys.run(key))).toBe(0);
     expect(w.notes('s-1')).toHaveLength(1);
     expect(bridge.logs.some((l) => l.includes('shutting down'))).toBe(true);
     // A fresh start finds nothing left to do and repeats nothing.

@@ -27,7 +27,7 @@ describe('timers, the 24-hour window and redeliveries end to end', () => {
     const ids = new Set(w.crm.forConversation('c-sla').map((r) => r.webhookId));
     expect(ids.size).toBe(2);
     // The fired timer's registration goes once its actions are done.
-    await waitFor(async () => (await w.redis.hlen(w.keys.timers('c-sla'))) === 0, {
+    await waitFor(async () => (await w.timerIds('c-sla').then((t) => t.length)) === 0, {
       timeoutMs: 10_000,
       what: 'the timer registration to be released',
     });
@@ -39,17 +39,17 @@ describe('timers, the 24-hour window and redeliveries end to end', () => {
     w.conversation('c-agent', { type: 'whatsapp_qr', id: 'ch_wa_qr' });
     const escalated = Date.now();
     w.say('c-agent', 'Saya marah sekali');
-    await waitFor(async () => (await w.redis.hlen(w.keys.timers('c-agent'))) === 1, {
+    await waitFor(async () => (await w.timerIds('c-agent').then((t) => t.length)) === 1, {
       timeoutMs: 10_000,
       what: 'the timer to be set',
     });
-    const [timerId] = await w.redis.hkeys(w.keys.timers('c-agent'));
+    const [timerId] = await w.timerIds('c-agent');
     w.admin.takeOver('c-agent', 'Rina');
     w.admin.agentReply('c-agent', 'Mohon maaf Kak, kami cek sekarang.', 'Rina');
     // The agent_reply event cancels the timer: its registration and its delayed job are gone.
     await waitFor(
       async () =>
-        (await w.redis.hlen(w.keys.timers('c-agent'))) === 0 &&
+        (await w.timerIds('c-agent').then((t) => t.length)) === 0 &&
         (await w.redis.exists(`${w.prefix}:timers:${timerId}`)) === 0,
       { timeoutMs: 10_000, what: 'the timer registration and its delayed job to be gone' },
     );

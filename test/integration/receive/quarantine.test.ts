@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/cli/run-cli.js';
-import { EventJobDataSchema } from '../../../src/queue/event-job.js';
+import { EventBatchDataSchema } from '../../../src/queue/event-job.js';
 import { bridgeKeys } from '../../../src/queue/redis-keys.js';
 import { createReceiver, type Receiver } from '../../../src/receive/create-receiver.js';
 import {
@@ -52,7 +52,9 @@ describe('quarantine: stored, listed, shown, replayed, purged (real Redis)', () 
 
   const connection = () => ['--redis-url', testRedisUrl(), '--prefix', prefix];
   const waiting = async () =>
-    (await queue.getJobs(['waiting'])).map((j) => EventJobDataSchema.parse(j.data).event);
+    (await queue.getJobs(['waiting'])).flatMap((j) =>
+      EventBatchDataSchema.parse(j.data).events.map((item) => item.event),
+    );
 
   beforeAll(() => {
     redis = connectTestRedis();
@@ -225,7 +227,7 @@ describe('quarantine: stored, listed, shown, replayed, purged (real Redis)', () 
       expect(code).toBe(0);
       expect(stdout).toMatch(
         new RegExp(
-          `^${entry.id} replayed: queued as job ev-[0-9a-f]{40} \\(event key ai\\.message_generated\\|msg_01HQX80AI1\\); entry removed\\n$`,
+          `^${entry.id} replayed: queued as job b-[0-9a-z]+-[0-9a-f]{12} \\(event key ai\\.message_generated\\|msg_01HQX80AI1\\); entry removed\\n$`,
         ),
       );
       expect(await waiting()).toHaveLength(1);

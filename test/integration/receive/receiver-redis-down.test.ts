@@ -74,8 +74,8 @@ describe('receiver when Redis is down (own redis-server)', () => {
     const queue = new Queue('events', { connection: check, prefix });
     try {
       // The event acknowledged before the kill survived it (AOF), and the retried one is there once.
-      const ids = (await queue.getJobs(['waiting'])).map(
-        (j) => (j.data as { event: { messageId: string } }).event.messageId,
+      const ids = (await queue.getJobs(['waiting'])).flatMap((j) =>
+        (j.data as { events: { event: { messageId: string } }[] }).events.map((e) => e.event.messageId),
       );
       expect(ids.sort()).toEqual(['before-kill', 'while-down']);
     } finally {

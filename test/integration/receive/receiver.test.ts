@@ -4,8 +4,8 @@ import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { EventJobDataSchema } from '../../../src/queue/event-job.js';
-import { bridgeKeys, eventJobId } from '../../../src/queue/redis-keys.js';
+import { EventBatchDataSchema } from '../../../src/queue/event-job.js';
+import { bridgeKeys, orderMember } from '../../../src/queue/redis-keys.js';
 import { createReceiver, type Receiver } from '../../../src/receive/create-receiver.js';
 import { listQuarantine } from '../../../src/receive/quarantine-store.js';
 import type { ReceiverOptions } from '../../../src/receive/receiver-options.js';
@@ -273,9 +273,14 @@ describe('webhook receiver (real Redis, real HTTP on loopback)', () => {
         const expected = fixture.expect;
         if (expected.outcome === 'queued') {
           expect(stored).toHaveLength(1);
-          const data = EventJobDataSchema.parse(stored[0]?.data);
+          const batch = EventBatchDataSchema.parse(stored[0]?.data);
+          expect(batch.events).toHaveLength(1);
+          const data = batch.events[0] as (typeof batch.events)[number];
           expect(data.event).toMatchObject(expected.event);
-          expect(stored[0]?.id).toBe(eventJobId(data.event.key));
+          // The marker names the batch job that carries the event.
+          expect(await redis.get(bridgeKeys(prefix).dedupe(data.event.key))).toBe(
+            `${data.arrival}|${stored[0]?.id}`,
+          );
           const receivedAt = Date.parse(data.event.receivedAt);
           expect(receivedAt).toBeGreaterThanOrEqual(before - 5);
           if (expected.occurredAtIsReceivedAt) expect(data.event.occurredAt).toBe(data.event.receivedAt);
@@ -356,10 +361,15 @@ describe('webhook receiver (real Redis, real HTTP on loopback)', () => {
       const raw = webhookFixture('ai-message-generated').raw;
       expect((await postWebhook(url, raw, AUTH)).outcome).toBe('queued');
       const processed: string[] = [];
+      const keys = bridgeKeys(prefix);
       const worker = new Worker(
         'events',
         async (job) => {
           processed.push(job.id ?? '');
+          // What the bridge's worker does when an event is done: it leaves its conversation's order.
+          for (const { event } of EventBatchDataSchema.parse(job.data).events) {
+            await redis.zrem(keys.order(event.conversationId ?? ''), orderMember(job.id ?? '', event.key));
+          }
         },
         { connection: connectTestRedis(), prefix },
       );

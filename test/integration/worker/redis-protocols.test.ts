@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bridgeKeys } from '../../../src/queue/redis-keys.js';
 import { createCallBudget } from '../../../src/worker/call-budget.js';
-import { enterOrderGate, leaveOrderGate } from '../../../src/worker/order-gate.js';
+import { checkOrderGate, leaveOrderGate } from '../../../src/worker/order-gate.js';
 import { claimTimer } from '../../../src/worker/timers.js';
 import { connectTestRedis, deleteKeys, uniqueName } from '../../support/redis.js';
 
@@ -20,72 +20,99 @@ describe('worker Redis protocols (real Redis)', () => {
     context.onTestFinished(() => deleteKeys(redis, prefix));
   });
 
-  const gateKeys = () => {
-    const keys = bridgeKeys(prefix);
-    return {
-      order: keys.order('c1'),
-      ghostPrefix: keys.ghostPrefix('c1'),
+  const gate = (jobId: string, member: string, now = Date.now(), ghostGraceMs = 10_000) =>
+    checkOrderGate(redis, {
       jobKeyPrefix: `${prefix}:events:`,
       failedSet: `${prefix}:events:failed`,
-    };
+      dedupePrefix: bridgeKeys(prefix).dedupePrefix,
+      now,
+      ghostGraceMs,
+      jobId,
+      events: [{ orderKey: bridgeKeys(prefix).order('c1'), member }],
+    }).then(([kind]) => kind);
+  const leave = (member: string, set: Record<string, string> = {}, remove: string[] = []) => {
+    const keys = bridgeKeys(prefix);
+    return leaveOrderGate(redis, {
+      orderKey: keys.order('c1'),
+      conversationKey: keys.conversation('c1'),
+      runKey: keys.run('e1'),
+      delayedSet: `${prefix}:events:delayed`,
+      member,
+      keepRunSeconds: 0,
+      conversationTtlSeconds: 60,
+      set,
+      remove,
+    });
   };
+  const order = () => bridgeKeys(prefix).order('c1');
 
   describe('order gate', () => {
     it('lets only the head run, then the next one after the head leaves', async () => {
-      const k = gateKeys();
-      await redis.zadd(k.order, 1, 'a', 2, 'b');
-      await redis.hset(`${prefix}:events:a`, 'name', 'x');
-      expect(await enterOrderGate(redis, k, 'b', Date.now(), 10_000)).toEqual({
-        kind: 'wait',
-        blockedBy: 'a',
-      });
-      expect(await enterOrderGate(redis, k, 'a', Date.now(), 10_000)).toEqual({ kind: 'go', released: null });
-      expect(await leaveOrderGate(redis, k.order, `${prefix}:events:delayed`, 'a')).toEqual({
-        next: 'b',
-        parked: false,
-      });
-      expect(await enterOrderGate(redis, k, 'b', Date.now(), 10_000)).toEqual({ kind: 'go', released: null });
-      expect(await leaveOrderGate(redis, k.order, `${prefix}:events:delayed`, 'b')).toBeNull();
+      await redis.zadd(order(), 1, 'A|a', 2, 'B|b');
+      await redis.hset(`${prefix}:events:A`, 'name', 'x');
+      await redis.hset(`${prefix}:events:B`, 'name', 'x');
+      expect(await gate('B', 'B|b')).toBe('wait');
+      expect(await gate('A', 'A|a')).toBe('go');
+      expect(await leave('A|a')).toEqual({ next: 'B|b', parked: false });
+      expect(await gate('B', 'B|b')).toBe('go');
+      expect(await leave('B|b')).toBeNull();
     });
 
-    it('reports the next head as parked when it waits in the delayed set', async () => {
-      const k = gateKeys();
-      await redis.zadd(k.order, 1, 'a', 2, 'b');
-      await redis.zadd(`${prefix}:events:delayed`, Date.now() + 5_000, 'b');
-      expect(await leaveOrderGate(redis, k.order, `${prefix}:events:delayed`, 'a')).toEqual({
-        next: 'b',
-        parked: true,
-      });
+    it('chains an event behind an earlier event of its own batch job', async () => {
+      await redis.zadd(order(), 1, 'A|a1', 2, 'A|a2');
+      await redis.hset(`${prefix}:events:A`, 'name', 'x');
+      expect(await gate('A', 'A|a2')).toBe('chain');
+      expect(await gate('A', 'A|a1')).toBe('go');
     });
 
-    it('lets a job that is not in the order set run (a re-run or a replay)', async () => {
-      const k = gateKeys();
-      await redis.zadd(k.order, 1, 'a');
-      await redis.hset(`${prefix}:events:a`, 'name', 'x');
-      expect((await enterOrderGate(redis, k, 'replayed', Date.now(), 10_000)).kind).toBe('go');
+    it('reports the next head as parked when its job waits in the delayed set', async () => {
+      await redis.zadd(order(), 1, 'A|a', 2, 'B|b');
+      await redis.zadd(`${prefix}:events:delayed`, Date.now() + 5_000, 'B');
+      expect(await leave('A|a')).toEqual({ next: 'B|b', parked: true });
     });
 
-    it('drops a head whose job vanished, but only after the grace period', async () => {
-      const k = gateKeys();
-      await redis.zadd(k.order, 1, 'ghost', 2, 'b');
+    it('skips an event that is not in the order set (done, or taken over by a redelivery)', async () => {
+      await redis.zadd(order(), 1, 'A|a');
+      await redis.hset(`${prefix}:events:A`, 'name', 'x');
+      expect(await gate('OLD', 'OLD|a')).toBe('skip');
+      expect(await gate('A', 'A|done')).toBe('skip');
+    });
+
+    it('drops a head whose job vanished after the grace period, and its dedupe marker', async () => {
+      const keys = bridgeKeys(prefix);
+      await redis.zadd(order(), 1, 'GHOST|g', 2, 'B|b');
+      await redis.hset(`${prefix}:events:B`, 'name', 'x');
+      await redis.set(`${keys.dedupePrefix}g`, '1|GHOST');
       const t = Date.now();
-      expect((await enterOrderGate(redis, k, 'b', t, 5_000)).kind).toBe('wait');
-      expect((await enterOrderGate(redis, k, 'b', t + 1_000, 5_000)).kind).toBe('wait');
-      expect(await enterOrderGate(redis, k, 'b', t + 6_000, 5_000)).toEqual({
-        kind: 'go',
-        released: 'ghost',
-      });
-      expect(await redis.zrange(k.order, 0, -1)).toEqual(['b']);
+      expect(await gate('B', 'B|b', t, 5_000)).toBe('wait');
+      expect(await gate('B', 'B|b', t + 1_000, 5_000)).toBe('wait');
+      expect(await gate('B', 'B|b', t + 6_000, 5_000)).toBe('go');
+      expect(await redis.zrange(order(), 0, -1)).toEqual(['B|b']);
+      // A redelivery of the dropped event is taken as new.
+      expect(await redis.exists(`${keys.dedupePrefix}g`)).toBe(0);
     });
 
     it('drops a head that sits in the failed set (stalled too often) after the grace period', async () => {
-      const k = gateKeys();
-      await redis.zadd(k.order, 1, 'dead', 2, 'b');
-      await redis.hset(`${prefix}:events:dead`, 'name', 'x');
-      await redis.zadd(k.failedSet, 1, 'dead');
+      await redis.zadd(order(), 1, 'DEAD|d', 2, 'B|b');
+      await redis.hset(`${prefix}:events:DEAD`, 'name', 'x');
+      await redis.zadd(`${prefix}:events:failed`, 1, 'DEAD');
       const t = Date.now();
-      expect((await enterOrderGate(redis, k, 'b', t, 1_000)).kind).toBe('wait');
-      expect((await enterOrderGate(redis, k, 'b', t + 2_000, 1_000)).kind).toBe('go');
+      expect(await gate('B', 'B|b', t, 1_000)).toBe('wait');
+      expect(await gate('B', 'B|b', t + 2_000, 1_000)).toBe('go');
+    });
+
+    it('leaving writes what the run learnt into the conversation hash and deletes its state', async () => {
+      const keys = bridgeKeys(prefix);
+      await redis.zadd(order(), 1, 'A|a');
+      await redis.hset(keys.conversation('c1'), 'R:old', '1', 'lastIn', '2026-01-01T00:00:00.000Z');
+      await redis.hset(keys.run('e1'), 'plan', '{}');
+      expect(await leave('A|a', { 'O:greet': '2026-01-02T00:00:00.000Z' }, ['R:old'])).toBeNull();
+      expect(await redis.hgetall(keys.conversation('c1'))).toEqual({
+        lastIn: '2026-01-01T00:00:00.000Z',
+        'O:greet': '2026-01-02T00:00:00.000Z',
+      });
+      expect(await redis.ttl(keys.conversation('c1'))).toBeGreaterThan(0);
+      expect(await redis.exists(keys.run('e1'))).toBe(0);
     });
   });
 
@@ -128,9 +155,9 @@ describe('worker Redis protocols (real Redis)', () => {
   describe('timer claim', () => {
     it('claims a pending timer once, lets its re-run continue, and reports cancelled ones', async () => {
       const keys = bridgeKeys(prefix);
-      await redis.hset(keys.timers('c1'), 't1', 'p:agent_reply');
+      await redis.hset(keys.conversation('c1'), 'T:t1', 'p:agent_reply');
       expect(await claimTimer(redis, keys, 'c1', 't1')).toBe('go');
-      expect(await redis.hget(keys.timers('c1'), 't1')).toBe('firing');
+      expect(await redis.hget(keys.conversation('c1'), 'T:t1')).toBe('firing');
       expect(await claimTimer(redis, keys, 'c1', 't1')).toBe('go');
       expect(await claimTimer(redis, keys, 'c1', 'never-registered')).toBe('cancelled');
     });
