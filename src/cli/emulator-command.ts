@@ -26,8 +26,9 @@ interface EmulatorFlags {
 const EXAMPLES = `
 Examples:
   # the current form on port 4010, webhooks to a local receiver
+  # (webhook calls carry the Secret Key in Authorization unless --webhook-secret says otherwise)
   $ convo-bridge emulator --port 4010 --business-id biz-1 --secret s3cret \\
-      --webhook-url http://127.0.0.1:3000/webhook --webhook-secret whsec
+      --webhook-url http://127.0.0.1:3000/webhook
 
   # the earlier form (plain bearer, HTTP error codes, 100/10 requests per minute), seeded
   $ convo-bridge emulator --form earlier --business-id biz-1 --secret s3cret --seed conversations.yaml
@@ -63,8 +64,10 @@ function parseRetryDelays(value: string): number[] {
 
 /** Turns the flags into startEmulator options; every mistake is a CliError naming the flag. */
 export function emulatorOptionsFromFlags(flags: EmulatorFlags): EmulatorOptions {
-  if ((flags.webhookUrl === undefined) !== (flags.webhookSecret === undefined)) {
-    throw new CliError('--webhook-url and --webhook-secret go together: give both or neither');
+  if (flags.webhookSecret !== undefined && flags.webhookUrl === undefined) {
+    throw new CliError(
+      '--webhook-secret needs --webhook-url (where the webhooks go); without --webhook-secret they carry the --secret key',
+    );
   }
   let delivery: EmulatorOptions['delivery'];
   if (flags.delivery === 'immediate' || flags.delivery === 'manual') delivery = flags.delivery;
@@ -89,9 +92,14 @@ export function emulatorOptionsFromFlags(flags: EmulatorFlags): EmulatorOptions 
     secret: flags.secret,
     delivery,
     ...(flags.businessName === undefined ? {} : { businessName: flags.businessName }),
-    ...(flags.webhookUrl === undefined || flags.webhookSecret === undefined
+    ...(flags.webhookUrl === undefined
       ? {}
-      : { webhook: { url: flags.webhookUrl, secret: flags.webhookSecret } }),
+      : {
+          webhook: {
+            url: flags.webhookUrl,
+            ...(flags.webhookSecret === undefined ? {} : { secret: flags.webhookSecret }),
+          },
+        }),
     ...(flags.seed === undefined ? {} : { seedFile: flags.seed }),
     ...(flags.randomSeed === undefined
       ? {}
@@ -135,7 +143,10 @@ export function registerEmulatorCommand(program: Command, io: CliIo): void {
     .requiredOption('--secret <key>', 'secret key the API accepts (never printed)')
     .option('--business-name <name>', 'business name shown as the sender of API messages')
     .option('--webhook-url <url>', 'where webhook events are sent')
-    .option('--webhook-secret <secret>', 'sent in the Authorization header of every webhook call')
+    .option(
+      '--webhook-secret <secret>',
+      'sent in the Authorization header of every webhook call (default: the --secret key, as the interface says)',
+    )
     .option('--seed <file>', 'JSON or YAML file of conversations and messages to start with')
     .option('--random-seed <n>', 'seed of the fault-injection RNG, for reproducible faults')
     .option(

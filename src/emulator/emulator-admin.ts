@@ -386,8 +386,10 @@ export class EmulatorAdmin {
       : null;
   }
 
-  setWebhook(target: WebhookTarget | undefined): void {
-    this.webhookTarget = target;
+  /** Where webhooks go; without a secret they carry the Secret Key, as the interface says. */
+  setWebhook(target: { url: string; secret?: string | undefined } | undefined): void {
+    this.webhookTarget =
+      target === undefined ? undefined : { url: target.url, secret: target.secret ?? this.options.secret };
   }
 
   deliveries(): DeliveryRecord[] {

@@ -40,10 +40,15 @@ export const EmulatorOptionsSchema = z.strictObject({
   defaultAgentName: nonEmpty.default('Agen CS'),
   /** The AI agent's 'mark as handled' setting: an AI reply leaves Ditangani (true) or Belum Ditangani. */
   aiMarksHandled: z.boolean().default(true),
+  /**
+   * Where webhooks go. `secret` is what the `Authorization` header carries; by default the Secret
+   * Key, since "webhook calls to the customer's system carry the Secret Key" (interface,
+   * "Authentication" rule 3). A separate value stands for a dashboard that sets its own.
+   */
   webhook: z
     .strictObject({
       url: z.string().refine(isHttpUrl, { error: 'webhook.url must be an http(s) URL' }),
-      secret: nonEmpty,
+      secret: nonEmpty.optional(),
     })
     .optional(),
   /** Delays before webhook attempts 2, 3 and 4 (the spec does not show them). */
@@ -152,7 +157,8 @@ export function resolveEmulatorOptions(input: unknown): ResolvedEmulatorOptions 
     ai: o.ai,
     defaultAgentName: o.defaultAgentName,
     aiMarksHandled: o.aiMarksHandled,
-    webhook: o.webhook,
+    webhook:
+      o.webhook === undefined ? undefined : { url: o.webhook.url, secret: o.webhook.secret ?? o.secret },
     webhookRetryDelaysMs: o.webhookRetryDelaysMs,
     webhookTimeoutMs: o.webhookTimeoutMs,
     rateLimit,

@@ -42,12 +42,15 @@ describe('channel rules (real HTTP)', () => {
       expect(await lastStatus('c1')).toBe(expected);
     });
 
-    it.each([['whatsapp_api'], ['instagram'], ['facebook']])('a send 23 hours later on %s is delivered', async (type) => {
-      emulator.admin.createConversation({ id: 'c1', channel: { type: type as 'instagram' } });
-      emulator.admin.customerMessage('c1', { text: 'Halo', at: '23h' });
-      await api.send({ conversation_id: 'c1', text: 'Masih dalam jendela' });
-      expect(await lastStatus('c1')).toBe('delivered');
-    });
+    it.each([['whatsapp_api'], ['instagram'], ['facebook']])(
+      'a send 23 hours later on %s is delivered',
+      async (type) => {
+        emulator.admin.createConversation({ id: 'c1', channel: { type: type as 'instagram' } });
+        emulator.admin.customerMessage('c1', { text: 'Halo', at: '23h' });
+        await api.send({ conversation_id: 'c1', text: 'Masih dalam jendela' });
+        expect(await lastStatus('c1')).toBe('delivered');
+      },
+    );
 
     it('opens the window again when the customer writes again', async () => {
       emulator.admin.createConversation({ id: 'c1', channel: { type: 'whatsapp_api' } });
