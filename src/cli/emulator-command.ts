@@ -14,6 +14,12 @@ interface EmulatorFlags {
   businessName?: string;
   webhookUrl?: string;
   webhookSecret?: string;
+  handoverWebhookUrl?: string;
+  handoverWebhookSecret?: string;
+  /** commander's `--no-api-feature`: false when given. */
+  apiFeature?: boolean;
+  imageLinks?: string;
+  reachableLinks?: string;
   seed?: string;
   randomSeed?: string;
   delivery: string;
@@ -62,12 +68,24 @@ function parseRetryDelays(value: string): number[] {
   return parts.map((part) => parseInteger(part, '--webhook-retry-delays: each delay', 0, 600_000));
 }
 
+/** `--image-links https://img.example/,https://cdn.example/i/`: URL prefixes, comma-separated. */
+function prefixList(value: string | undefined): string[] {
+  if (value === undefined) return [];
+  return value
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
+}
+
 /** Turns the flags into startEmulator options; every mistake is a CliError naming the flag. */
 export function emulatorOptionsFromFlags(flags: EmulatorFlags): EmulatorOptions {
   if (flags.webhookSecret !== undefined && flags.webhookUrl === undefined) {
     throw new CliError(
       '--webhook-secret needs --webhook-url (where the webhooks go); without --webhook-secret they carry the --secret key',
     );
+  }
+  if (flags.handoverWebhookSecret !== undefined && flags.handoverWebhookUrl === undefined) {
+    throw new CliError('--handover-webhook-secret needs --handover-webhook-url');
   }
   let delivery: EmulatorOptions['delivery'];
   if (flags.delivery === 'immediate' || flags.delivery === 'manual') delivery = flags.delivery;
@@ -100,6 +118,18 @@ export function emulatorOptionsFromFlags(flags: EmulatorFlags): EmulatorOptions 
             ...(flags.webhookSecret === undefined ? {} : { secret: flags.webhookSecret }),
           },
         }),
+    ...(flags.handoverWebhookUrl === undefined
+      ? {}
+      : {
+          handoverWebhook: {
+            url: flags.handoverWebhookUrl,
+            ...(flags.handoverWebhookSecret === undefined ? {} : { secret: flags.handoverWebhookSecret }),
+          },
+        }),
+    ...(flags.apiFeature === false ? { apiFeature: false } : {}),
+    ...(flags.imageLinks === undefined && flags.reachableLinks === undefined
+      ? {}
+      : { links: { images: prefixList(flags.imageLinks), reachable: prefixList(flags.reachableLinks) } }),
     ...(flags.seed === undefined ? {} : { seedFile: flags.seed }),
     ...(flags.randomSeed === undefined
       ? {}
@@ -146,6 +176,23 @@ export function registerEmulatorCommand(program: Command, io: CliIo): void {
     .option(
       '--webhook-secret <secret>',
       'sent in the Authorization header of every webhook call (default: the --secret key, as the interface says)',
+    )
+    .option(
+      '--handover-webhook-url <url>',
+      "the agent's hand-over address, called when the AI hands a conversation to a human",
+    )
+    .option(
+      '--handover-webhook-secret <secret>',
+      'Authorization of hand-over calls (default: the --secret key)',
+    )
+    .option('--no-api-feature', "the business's plan lacks the API feature: every API call gets rc 403")
+    .option(
+      '--image-links <prefixes>',
+      'link rules of POST /v1/message: URL prefixes (comma-separated, * for all) that are reachable images, sent as separate image messages',
+    )
+    .option(
+      '--reachable-links <prefixes>',
+      'URL prefixes of reachable links, kept in the text; with either flag, every other link counts as unreachable and is removed',
     )
     .option('--seed <file>', 'JSON or YAML file of conversations and messages to start with')
     .option('--random-seed <n>', 'seed of the fault-injection RNG, for reproducible faults')
