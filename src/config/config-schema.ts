@@ -86,16 +86,28 @@ const platformSchema = z
       .enum(['current', 'earlier'])
       .default('current')
       .describe('Which form of the interface the platform speaks.'),
-    auth: z.strictObject({
-      scheme: z
-        .enum(['headers', 'bearer', 'bearer-secret'])
-        .optional()
-        .describe(
-          'headers: Business + Secret; bearer: base64(business_id:secret); bearer-secret: the secret alone. Default: headers in the current form, bearer-secret in the earlier.',
-        ),
-      business_id: nonEmpty.optional(),
-      secret: nonEmpty,
-    }),
+    auth: z
+      .strictObject({
+        scheme: z
+          .enum(['headers', 'bearer', 'bearer-secret'])
+          .optional()
+          .describe(
+            'headers: Business + Secret; bearer: base64(business_id:secret); bearer-secret: the secret alone. Default: headers in the current form, bearer-secret in the earlier.',
+          ),
+        business_id: nonEmpty.optional(),
+        secret: nonEmpty,
+      })
+      // A scheme written out is checked here, so that the problem is reported even when other
+      // platform fields are wrong; a defaulted one depends on the form (checked below).
+      .superRefine((auth, ctx) => {
+        if (auth.scheme !== undefined && auth.scheme !== 'bearer-secret' && auth.business_id === undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['business_id'],
+            message: `business_id is required for scheme ${auth.scheme} (it is in the dashboard's API settings)`,
+          });
+        }
+      }),
     timeout: durationSchema.prefault('10s').describe('Timeout of one platform request.'),
     retry: z
       .strictObject({
@@ -119,12 +131,12 @@ const platformSchema = z
       ),
   })
   .superRefine((p, ctx) => {
-    const scheme = p.auth.scheme ?? defaultAuthScheme(p.form);
-    if (scheme !== 'bearer-secret' && p.auth.business_id === undefined) {
+    const scheme = defaultAuthScheme(p.form);
+    if (p.auth.scheme === undefined && scheme !== 'bearer-secret' && p.auth.business_id === undefined) {
       ctx.addIssue({
         code: 'custom',
         path: ['auth', 'business_id'],
-        message: `business_id is required for scheme ${scheme}${p.auth.scheme === undefined ? ` (the default of the ${p.form} form)` : ''} (it is in the dashboard's API settings)`,
+        message: `business_id is required for scheme ${scheme}, the ${p.form} form's default (it is in the dashboard's API settings)`,
       });
     }
   })

@@ -1,4 +1,4 @@
-import { defaultChannelKind, describeDefaultChannelKinds } from '../rules/default-channel-kind.js';
+import { defaultChannelKind } from '../rules/default-channel-kind.js';
 import { engineMatches } from '../rules/reply-window.js';
 import type { BridgeConfig } from './config-schema.js';
 
@@ -26,16 +26,16 @@ export function describeConfigDefaults(config: BridgeConfig): string[] {
   }
   const unmapped = unmappedWhatsAppEngines(config);
   lines.push(
-    `channels: a channel no entry matches takes the kind of its engine: ${describeDefaultChannelKinds()
-      .filter((line) => !line.includes('('))
-      .join(', ')}`,
+    'channels: a channel no entry matches takes the kind of its engine: waba -> whatsapp_api, instagram/ig -> instagram, facebook/fb/messenger -> messenger, telegram, slack, intercom, socialchat and webchat -> their own kind (no window)',
   );
   for (const engine of unmapped) {
     const assumed = defaultChannelKind(engine);
     if (assumed === null) continue;
     const other = assumed.kind === 'whatsapp_qr' ? 'whatsapp_api' : 'whatsapp_qr';
+    const mapped = mappedChannelIds(config, engine);
+    const except = mapped.length === 0 ? '' : ` (apart from ${mapped.map((id) => `"${id}"`).join(', ')})`;
     lines.push(
-      `channels: WhatsApp channels of engine "${engine}" are unmapped: ${assumed.assumption}; add one line per channel id, e.g. - { match: { engine: ${engine}, channel_id: "CHANNEL_ID" }, kind: ${other} } (the first event of each such channel logs its exact line)`,
+      `channels: WhatsApp channels of engine "${engine}"${except} are unmapped: ${assumed.assumption}; add one line per channel id, e.g. - { match: { engine: ${engine}, channel_id: "CHANNEL_ID" }, kind: ${other} } (the first event of each such channel logs its exact line)`,
     );
   }
   return lines;
@@ -55,5 +55,16 @@ export function unmappedWhatsAppEngines(config: Pick<BridgeConfig, 'channels'>):
           entry.match.engine !== undefined &&
           engineMatches(entry.match.engine, { id: null, name: null, engine: 'whatsapp', rawEngine: engine }),
       ),
+  );
+}
+
+/** Channel ids that `channels:` entries map one by one for an engine. */
+function mappedChannelIds(config: Pick<BridgeConfig, 'channels'>, engine: string): string[] {
+  return config.channels.flatMap((entry) =>
+    entry.match.channelId !== undefined &&
+    (entry.match.engine === undefined ||
+      engineMatches(entry.match.engine, { id: null, name: null, engine: 'whatsapp', rawEngine: engine }))
+      ? [entry.match.channelId]
+      : [],
   );
 }

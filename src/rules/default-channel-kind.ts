@@ -58,20 +58,6 @@ export function defaultChannelKind(rawEngine: string | null): DefaultChannelKind
   return DEFAULTS.get(rawEngine.trim().toLowerCase()) ?? null;
 }
 
-/** The defaults as `engine -> kind` lines, for `validate` and the start-up log. */
-export function describeDefaultChannelKinds(): string[] {
-  const byKind = new Map<ChannelKind, string[]>();
-  for (const [engine, entry] of DEFAULTS) {
-    if (entry.assumption !== null) continue;
-    byKind.set(entry.kind, [...(byKind.get(entry.kind) ?? []), engine]);
-  }
-  const lines = [...byKind].map(([kind, engines]) => `${engines.join('/')} -> ${kind}`);
-  for (const [engine, entry] of DEFAULTS) {
-    if (entry.assumption !== null) lines.push(`${engine} -> ${entry.kind} (${entry.assumption})`);
-  }
-  return lines;
-}
-
 /**
  * The warning logged once per channel whose kind is a WhatsApp assumption (no `channels:` entry):
  * what was assumed and the exact YAML line that states the other reading.
