@@ -182,6 +182,15 @@ describe('normalizeEvent: channel engine', () => {
   });
 });
 
+describe('normalizeEvent: the hand-over address', () => {
+  // Issue 12: the AI's hand-over, sent to the agent's separate hand-over address.
+  it('reads conversation.handover as an assigned event of its conversation', () => {
+    const event = eventOf(withTop({ event: 'conversation.handover', need_human: 1 }));
+    expect(event).toMatchObject({ kind: 'assigned', name: 'conversation.handover', needHuman: true });
+    expect(event.conversationId).not.toBeNull();
+  });
+});
+
 describe('normalizeEvent: need_human', () => {
   it.each([
     [1, true],

@@ -404,6 +404,24 @@ describe('replyWindow', () => {
     });
   });
 
+  // Issue 12: `engine: waba` in a rule names the platform's raw engine; `whatsapp` every WhatsApp.
+  it('an engine condition matches the raw engine name or the normalised one', () => {
+    const rules = rulesFrom(`  - { name: api, on: message_in, if: { engine: waba }, then: [ { note: api } ] }
+  - { name: any-wa, on: message_in, if: { engine: whatsapp }, then: [ { note: wa } ] }
+`);
+    const notes = (rawEngine: string) =>
+      summary(
+        evaluateRules(
+          rules,
+          event({ channel: { id: 'c', name: null, engine: 'whatsapp', rawEngine } }),
+          noFacts,
+          MON_10,
+        ).actions,
+      );
+    expect(notes('waba')).toEqual(['api#0 note api', 'any-wa#0 note wa']);
+    expect(notes('wa')).toEqual(['any-wa#0 note wa']);
+  });
+
   it('maps channels to kinds, first match wins', () => {
     expect(channelKind(config, channel)).toBe('whatsapp_api');
     expect(channelKind(config, { ...channel, id: 'other', engine: 'telegram' })).toBe('telegram');
