@@ -96,7 +96,7 @@ export type {
   ReplyWindowPlan,
   RuleOutcome,
 } from './rules/plan.js';
-export type { ReplyWindowSource, ReplyWindowState } from './rules/reply-window.js';
-export { channelKind, replyWindow } from './rules/reply-window.js';
+export type { ReplyWindowSource, ReplyWindowState, ResolvedChannelKind } from './rules/reply-window.js';
+export { channelKind, replyWindow, resolveChannelKind } from './rules/reply-window.js';
 export { ConvoBridgeError } from './shared/errors.js';
 export { formatWib, parseWib } from './shared/wib-time.js';

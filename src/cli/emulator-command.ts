@@ -14,6 +14,12 @@ interface EmulatorFlags {
   businessName?: string;
   webhookUrl?: string;
   webhookSecret?: string;
+  handoverWebhookUrl?: string;
+  handoverWebhookSecret?: string;
+  /** commander's `--no-api-feature`: false when given. */
+  apiFeature?: boolean;
+  imageLinks?: string;
+  reachableLinks?: string;
   seed?: string;
   randomSeed?: string;
   delivery: string;
@@ -26,8 +32,9 @@ interface EmulatorFlags {
 const EXAMPLES = `
 Examples:
   # the current form on port 4010, webhooks to a local receiver
+  # (webhook calls carry the Secret Key in Authorization unless --webhook-secret says otherwise)
   $ convo-bridge emulator --port 4010 --business-id biz-1 --secret s3cret \\
-      --webhook-url http://127.0.0.1:3000/webhook --webhook-secret whsec
+      --webhook-url http://127.0.0.1:3000/webhook
 
   # the earlier form (plain bearer, HTTP error codes, 100/10 requests per minute), seeded
   $ convo-bridge emulator --form earlier --business-id biz-1 --secret s3cret --seed conversations.yaml
@@ -61,10 +68,24 @@ function parseRetryDelays(value: string): number[] {
   return parts.map((part) => parseInteger(part, '--webhook-retry-delays: each delay', 0, 600_000));
 }
 
+/** `--image-links https://img.example/,https://cdn.example/i/`: URL prefixes, comma-separated. */
+function prefixList(value: string | undefined): string[] {
+  if (value === undefined) return [];
+  return value
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
+}
+
 /** Turns the flags into startEmulator options; every mistake is a CliError naming the flag. */
 export function emulatorOptionsFromFlags(flags: EmulatorFlags): EmulatorOptions {
-  if ((flags.webhookUrl === undefined) !== (flags.webhookSecret === undefined)) {
-    throw new CliError('--webhook-url and --webhook-secret go together: give both or neither');
+  if (flags.webhookSecret !== undefined && flags.webhookUrl === undefined) {
+    throw new CliError(
+      '--webhook-secret needs --webhook-url (where the webhooks go); without --webhook-secret they carry the --secret key',
+    );
+  }
+  if (flags.handoverWebhookSecret !== undefined && flags.handoverWebhookUrl === undefined) {
+    throw new CliError('--handover-webhook-secret needs --handover-webhook-url');
   }
   let delivery: EmulatorOptions['delivery'];
   if (flags.delivery === 'immediate' || flags.delivery === 'manual') delivery = flags.delivery;
@@ -89,9 +110,26 @@ export function emulatorOptionsFromFlags(flags: EmulatorFlags): EmulatorOptions 
     secret: flags.secret,
     delivery,
     ...(flags.businessName === undefined ? {} : { businessName: flags.businessName }),
-    ...(flags.webhookUrl === undefined || flags.webhookSecret === undefined
+    ...(flags.webhookUrl === undefined
       ? {}
-      : { webhook: { url: flags.webhookUrl, secret: flags.webhookSecret } }),
+      : {
+          webhook: {
+            url: flags.webhookUrl,
+            ...(flags.webhookSecret === undefined ? {} : { secret: flags.webhookSecret }),
+          },
+        }),
+    ...(flags.handoverWebhookUrl === undefined
+      ? {}
+      : {
+          handoverWebhook: {
+            url: flags.handoverWebhookUrl,
+            ...(flags.handoverWebhookSecret === undefined ? {} : { secret: flags.handoverWebhookSecret }),
+          },
+        }),
+    ...(flags.apiFeature === false ? { apiFeature: false } : {}),
+    ...(flags.imageLinks === undefined && flags.reachableLinks === undefined
+      ? {}
+      : { links: { images: prefixList(flags.imageLinks), reachable: prefixList(flags.reachableLinks) } }),
     ...(flags.seed === undefined ? {} : { seedFile: flags.seed }),
     ...(flags.randomSeed === undefined
       ? {}
@@ -135,7 +173,27 @@ export function registerEmulatorCommand(program: Command, io: CliIo): void {
     .requiredOption('--secret <key>', 'secret key the API accepts (never printed)')
     .option('--business-name <name>', 'business name shown as the sender of API messages')
     .option('--webhook-url <url>', 'where webhook events are sent')
-    .option('--webhook-secret <secret>', 'sent in the Authorization header of every webhook call')
+    .option(
+      '--webhook-secret <secret>',
+      'sent in the Authorization header of every webhook call (default: the --secret key, as the interface says)',
+    )
+    .option(
+      '--handover-webhook-url <url>',
+      "the agent's hand-over address, called when the AI hands a conversation to a human",
+    )
+    .option(
+      '--handover-webhook-secret <secret>',
+      'Authorization of hand-over calls (default: the --secret key)',
+    )
+    .option('--no-api-feature', "the business's plan lacks the API feature: every API call gets rc 403")
+    .option(
+      '--image-links <prefixes>',
+      'link rules of POST /v1/message: URL prefixes (comma-separated, * for all) that are reachable images, sent as separate image messages',
+    )
+    .option(
+      '--reachable-links <prefixes>',
+      'URL prefixes of reachable links, kept in the text; with either flag, every other link counts as unreachable and is removed',
+    )
     .option('--seed <file>', 'JSON or YAML file of conversations and messages to start with')
     .option('--random-seed <n>', 'seed of the fault-injection RNG, for reproducible faults')
     .option(

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { ConfigError, formatConfigIssue } from '../config/config-error.js';
 import type { BridgeConfig } from '../config/config-schema.js';
+import { describeConfigDefaults } from '../config/describe-defaults.js';
 import { formatDuration } from '../config/duration.js';
 import { type LoadedConfig, loadConfig } from '../config/load-config.js';
 import { resolveConfigPath } from '../config/resolve-config-path.js';
@@ -83,13 +84,14 @@ export function summarize(loaded: LoadedConfig): string {
       `  business hours (${c.timezone}): ${weekly}; ${holidays} holiday${holidays === 1 ? '' : 's'}`,
     );
   }
-  if (c.channels.length > 0) {
-    lines.push(
-      `  reply window: ${c.replyWindow.hours}h for ${c.replyWindow.appliesTo.join(', ')}; ${c.channels.length} channel mapping${c.channels.length === 1 ? '' : 's'}`,
-    );
-  }
+  const mappings = `${c.channels.length} channel mapping${c.channels.length === 1 ? '' : 's'}`;
+  lines.push(
+    `  reply window: ${c.replyWindow.hours}h for ${c.replyWindow.appliesTo.join(', ')}; ${mappings}`,
+  );
   const destinations = Object.keys(c.destinations);
   if (destinations.length > 0) lines.push(`  destinations: ${destinations.join(', ')}`);
+  // Issue 12: every default a wrong guess would hurt is said, with what it means.
+  for (const line of describeConfigDefaults(c)) lines.push(`  default: ${line}`);
   for (const rule of rules) {
     const extras = [
       `on ${rule.on.join(', ')}`,

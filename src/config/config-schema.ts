@@ -68,6 +68,15 @@ export type ChannelKind = (typeof CHANNEL_KINDS)[number];
 /** Channels with a 24-hour free-form window (webhook-payloads.md §4). */
 export const DEFAULT_WINDOW_KINDS: ChannelKind[] = ['whatsapp_api', 'instagram', 'messenger'];
 
+/**
+ * The credential scheme of each form when the config does not name one (issue 12): the current
+ * form's separate headers, the earlier form's plain bearer (interface, "Authentication": the plain
+ * bearer is the earlier form's only scheme).
+ */
+export function defaultAuthScheme(form: 'current' | 'earlier'): 'headers' | 'bearer-secret' {
+  return form === 'earlier' ? 'bearer-secret' : 'headers';
+}
+
 const platformSchema = z
   .strictObject({
     base_url: httpUrl('https://api.example.com').describe(
@@ -81,23 +90,24 @@ const platformSchema = z
       .strictObject({
         scheme: z
           .enum(['headers', 'bearer', 'bearer-secret'])
-          .default('headers')
+          .optional()
           .describe(
-            'headers: Business + Secret; bearer: base64(business_id:secret); bearer-secret: the secret alone.',
+            'headers: Business + Secret; bearer: base64(business_id:secret); bearer-secret: the secret alone. Default: headers in the current form, bearer-secret in the earlier.',
           ),
         business_id: nonEmpty.optional(),
         secret: nonEmpty,
       })
+      // A scheme written out is checked here, so that the problem is reported even when other
+      // platform fields are wrong; a defaulted one depends on the form (checked below).
       .superRefine((auth, ctx) => {
-        if (auth.scheme !== 'bearer-secret' && auth.business_id === undefined) {
+        if (auth.scheme !== undefined && auth.scheme !== 'bearer-secret' && auth.business_id === undefined) {
           ctx.addIssue({
             code: 'custom',
             path: ['business_id'],
             message: `business_id is required for scheme ${auth.scheme} (it is in the dashboard's API settings)`,
           });
         }
-      })
-      .transform((a) => ({ scheme: a.scheme, businessId: a.business_id ?? null, secret: a.secret })),
+      }),
     timeout: durationSchema.prefault('10s').describe('Timeout of one platform request.'),
     retry: z
       .strictObject({
@@ -120,10 +130,26 @@ const platformSchema = z
         'Requests allowed per period. Default: 100 per 1m for the earlier form, none for the current.',
       ),
   })
+  .superRefine((p, ctx) => {
+    const scheme = defaultAuthScheme(p.form);
+    if (p.auth.scheme === undefined && scheme !== 'bearer-secret' && p.auth.business_id === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['auth', 'business_id'],
+        message: `business_id is required for scheme ${scheme}, the ${p.form} form's default (it is in the dashboard's API settings)`,
+      });
+    }
+  })
   .transform((p) => ({
     baseUrl: p.base_url,
     form: p.form,
-    auth: p.auth,
+    auth: {
+      scheme: p.auth.scheme ?? defaultAuthScheme(p.form),
+      businessId: p.auth.business_id ?? null,
+      secret: p.auth.secret,
+      /** True when `scheme` was not written and the form's default was taken (validate says so). */
+      schemeDefaulted: p.auth.scheme === undefined,
+    },
     timeoutMs: p.timeout,
     retry: p.retry,
     rateLimit:
@@ -142,7 +168,10 @@ const receiverSchema = z
     secrets: z
       .array(z.string().min(1, { error: 'a webhook secret must not be empty' }))
       .min(1, { error: 'list at least one webhook secret' })
-      .describe('Webhook secrets accepted (several while rotating).'),
+      .optional()
+      .describe(
+        'Webhook secrets accepted (several while rotating). Default: the platform Secret Key, which the platform puts in the Authorization header of its webhook calls.',
+      ),
     body_limit: sizeSchema.prefault('1mb'),
     dedupe_window: durationSchema.prefault('72h'),
     enqueue_timeout: durationSchema.prefault('2s'),
@@ -320,7 +349,9 @@ export const configSchema = z
     channels: z
       .array(channelSchema)
       .default([])
-      .describe('First match wins; unmatched channels have no kind.'),
+      .describe(
+        'First match wins; a channel no entry matches gets the built-in kind of its engine (waba -> whatsapp_api, wa -> whatsapp_qr, whatsapp -> whatsapp_api, instagram, facebook -> messenger, ...).',
+      ),
     reply_window: replyWindowSchema.prefault({}),
     destinations: z
       .record(
@@ -334,7 +365,13 @@ export const configSchema = z
   })
   .transform((c) => ({
     platform: c.platform,
-    receiver: c.receiver,
+    // Interface, "Authentication" rule 3 and "Events": webhook calls carry the Secret Key.
+    receiver: {
+      ...c.receiver,
+      secrets: c.receiver.secrets ?? [c.platform.auth.secret],
+      /** True when `secrets` was not written and the platform Secret Key was taken (validate says so). */
+      secretsDefaulted: c.receiver.secrets === undefined,
+    },
     redis: c.redis,
     worker: c.worker,
     admin: c.admin,

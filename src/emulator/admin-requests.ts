@@ -55,8 +55,10 @@ export const EmptyBody = z.strictObject({});
 export const DeliveryStatusBody = z.strictObject({ status: z.enum(DELIVERY_STATUSES) });
 export const WebhookBody = z.strictObject({
   url: z.url({ protocol: /^https?$/ }),
-  secret: z.string().min(1),
+  /** Default: the Secret Key (interface, "Authentication" rule 3). */
+  secret: z.string().min(1).optional(),
 });
+export const PlanBody = z.strictObject({ apiFeature: flag });
 export const AuthStormBody = z.strictObject({ active: flag });
 export const ReseedBody = z.strictObject({ seed: z.coerce.number().int().min(0).max(0xffff_ffff) });
 export const ResetBody = z.strictObject({ empty: flag.optional() });

@@ -7,6 +7,7 @@ import {
   CustomerMessageBody,
   DeliveryStatusBody,
   EmptyBody,
+  PlanBody,
   parseAdminBody,
   ReplyBody,
   ReseedBody,
@@ -216,6 +217,32 @@ export function createAdminRouter(admin: EmulatorAdmin): Router {
     action(() => {
       admin.setWebhook(undefined);
       return { webhook: null };
+    }),
+  );
+
+  router.get(
+    '/handover-webhook',
+    action(() => ({ handoverWebhook: admin.handoverWebhook(), deliveries: admin.handoverDeliveries() })),
+  );
+  router.put(
+    '/handover-webhook',
+    action((req) => {
+      admin.setHandoverWebhook(body(WebhookBody, req));
+      return { handoverWebhook: admin.handoverWebhook() };
+    }),
+  );
+  router.delete(
+    '/handover-webhook',
+    action(() => {
+      admin.setHandoverWebhook(undefined);
+      return { handoverWebhook: null };
+    }),
+  );
+  router.put(
+    '/plan',
+    action((req) => {
+      admin.setApiFeature(body(PlanBody, req).apiFeature);
+      return { apiFeature: admin.apiFeature };
     }),
   );
 

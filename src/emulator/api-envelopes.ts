@@ -11,6 +11,8 @@ export const TOO_MANY_REQUESTS_TEXT = 'Too many requests, please try again later
 /** The fixed text naming a message list (webhook-payloads.md §3, older history answer). */
 export const MESSAGE_LIST_TEXT = 'list message';
 export const SUCCESS_TEXT = 'Sukses';
+/** The plan lacks the API feature (webhook-payloads.md §3; interface, "Errors": 403 insufficient permission). */
+export const NO_API_FEATURE_TEXT = 'Paket user tidak memiliki fitur API';
 
 export interface ApiReply {
   readonly httpStatus: number;

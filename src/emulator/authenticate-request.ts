@@ -56,6 +56,18 @@ function decodeBusinessBearer(token: string): { businessId: string; secret: stri
   return { businessId: decoded.slice(0, colon), secret: decoded.slice(colon + 1) };
 }
 
+/** `Authorization: Bearer base64(business_id:secret)`, the current form's encoded bearer. */
+function checkEncodedBearer(authorization: string, expected: PlatformCredentials): AuthVerdict {
+  const token = bearerToken(authorization);
+  if (token === undefined) return { ok: false, reason: 'malformed Authorization header' };
+  const decoded = decodeBusinessBearer(token);
+  if (!decoded) return { ok: false, reason: 'bearer is not base64 of business_id:secret' };
+  if (decoded.businessId !== expected.businessId)
+    return { ok: false, reason: 'unknown business id in bearer' };
+  if (!sameSecret(decoded.secret, expected.secret)) return { ok: false, reason: 'wrong secret in bearer' };
+  return { ok: true, scheme: 'encoded-bearer' };
+}
+
 export function authenticateRequest(
   form: ApiForm,
   headers: HeaderBag,
@@ -72,17 +84,17 @@ export function authenticateRequest(
       }
       if (business !== expected.businessId) return { ok: false, reason: 'unknown Business id' };
       if (!sameSecret(secret, expected.secret)) return { ok: false, reason: 'wrong Secret' };
+      // Every credential presented must be right, in both forms (issue 12; the earlier form's
+      // merchant headers already work so): an Authorization beside valid Business + Secret headers
+      // is checked too, not ignored.
+      if (authorization !== undefined) {
+        const beside = checkEncodedBearer(authorization, expected);
+        if (!beside.ok) return { ok: false, reason: `${beside.reason} (beside Business and Secret)` };
+      }
       return { ok: true, scheme: 'business-headers' };
     }
     if (authorization === undefined) return { ok: false, reason: 'no credentials' };
-    const token = bearerToken(authorization);
-    if (token === undefined) return { ok: false, reason: 'malformed Authorization header' };
-    const decoded = decodeBusinessBearer(token);
-    if (!decoded) return { ok: false, reason: 'bearer is not base64 of business_id:secret' };
-    if (decoded.businessId !== expected.businessId)
-      return { ok: false, reason: 'unknown business id in bearer' };
-    if (!sameSecret(decoded.secret, expected.secret)) return { ok: false, reason: 'wrong secret in bearer' };
-    return { ok: true, scheme: 'encoded-bearer' };
+    return checkEncodedBearer(authorization, expected);
   }
 
   if (options.allowMerchantHeaders) {

@@ -26,7 +26,7 @@ interface ChannelInfo {
   readonly replyWindow: boolean;
 }
 
-/** 24 hours: the free-form reply window of the WhatsApp business API and Instagram (spec, "Limits"). */
+/** 24 hours: the free-form reply window of the WhatsApp business API, Instagram (spec, "Limits") and Messenger. */
 export const REPLY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 const CHANNELS: Readonly<Record<ChannelType, ChannelInfo>> = {
@@ -42,9 +42,12 @@ const CHANNELS: Readonly<Record<ChannelType, ChannelInfo>> = {
     engine: { current: 'instagram', earlier: 'instagram' },
     replyWindow: true,
   },
-  // webhook-payloads.md §4 says Messenger has a window too, but the interface document (which wins)
-  // names only the WhatsApp business API and Instagram, so Facebook has none here.
-  facebook: { label: 'Facebook', engine: { current: 'facebook', earlier: 'facebook' }, replyWindow: false },
+  // Messenger has the 24-hour window too (issue 12: the bridge and the emulator agree). The
+  // interface's "Limits" row names WhatsApp business API and Instagram without saying the list is
+  // complete; webhook-payloads.md §4 says Messenger has the same window (Meta's rule for every
+  // Messenger Platform page). The emulator marks such a late send `failed`, as the platform would
+  // see it from Meta, and the bridge holds it (`messenger` is in `reply_window.applies_to`).
+  facebook: { label: 'Facebook', engine: { current: 'facebook', earlier: 'facebook' }, replyWindow: true },
   intercom: { label: 'Intercom', engine: { current: 'intercom', earlier: 'intercom' }, replyWindow: false },
   slack: { label: 'Slack', engine: { current: 'slack', earlier: 'slack' }, replyWindow: false },
   socialchat: {

@@ -29,7 +29,7 @@ import {
   WebhookDispatcher,
   type WebhookTarget,
 } from './webhook-dispatcher.js';
-import { buildWebhookPayload } from './webhook-payload.js';
+import { buildHandoverPayload, buildWebhookPayload } from './webhook-payload.js';
 
 /** One platform API request as the emulator saw it (admin: GET /_emulator/requests). */
 export interface ApiRequestRecord {
@@ -167,6 +167,9 @@ export class EmulatorAdmin {
   private readonly requestLog: BoundedLog<ApiRequestRecord>;
   private readonly context: PlatformContext;
   private webhookTarget: WebhookTarget | undefined;
+  private readonly handoverDispatcher: WebhookDispatcher;
+  private handoverTarget: WebhookTarget | undefined;
+  private apiFeatureOn: boolean;
   private stormSecret: string | undefined;
   private requestSeq = 0;
 
@@ -180,6 +183,14 @@ export class EmulatorAdmin {
     this.progress = new DeliveryProgress(options.delivery, options.finalDeliveryStatus, Date.now);
     this.dispatcher = new WebhookDispatcher({
       target: () => this.webhookTarget,
+      retryDelaysMs: options.webhookRetryDelaysMs,
+      timeoutMs: options.webhookTimeoutMs,
+      logSize: options.deliveryLogSize,
+    });
+    this.handoverTarget = options.handoverWebhook;
+    this.apiFeatureOn = options.apiFeature;
+    this.handoverDispatcher = new WebhookDispatcher({
+      target: () => this.handoverTarget,
       retryDelaysMs: options.webhookRetryDelaysMs,
       timeoutMs: options.webhookTimeoutMs,
       logSize: options.deliveryLogSize,
@@ -201,6 +212,10 @@ export class EmulatorAdmin {
         onEvent: (event) => {
           const payload = buildWebhookPayload(event, webhookContext);
           if (payload) this.dispatcher.enqueue(payload);
+          // The AI's hand-over also calls the agent's hand-over address, when one is set.
+          if (event.kind === 'assigned' && event.agentName === null && this.handoverTarget !== undefined) {
+            this.handoverDispatcher.enqueue(buildHandoverPayload(event, webhookContext));
+          }
         },
         onOutbound: (message, outsideWindow) => this.progress.track(message, outsideWindow),
       },
@@ -217,6 +232,7 @@ export class EmulatorAdmin {
       limiter: this.limiter,
       now: options.now,
       version: options.version,
+      apiFeature: () => this.apiFeatureOn,
     };
     if (initialSeed) applySeedData(this.state, initialSeed, options.now());
   }
@@ -253,6 +269,8 @@ export class EmulatorAdmin {
       statusCounts: this.state.countByStatus(),
       needHumanTotal: this.state.needHumanTotal(),
       webhook: this.webhook(),
+      handoverWebhook: this.handoverWebhook(),
+      apiFeature: this.apiFeatureOn,
       faults: this.faultRegistry.list(),
       seed: this.faultRegistry.seed,
       authStorm: this.stormSecret !== undefined,
@@ -386,12 +404,42 @@ export class EmulatorAdmin {
       : null;
   }
 
-  setWebhook(target: WebhookTarget | undefined): void {
-    this.webhookTarget = target;
+  /** Where webhooks go; without a secret they carry the Secret Key, as the interface says. */
+  setWebhook(target: { url: string; secret?: string | undefined } | undefined): void {
+    this.webhookTarget =
+      target === undefined ? undefined : { url: target.url, secret: target.secret ?? this.options.secret };
   }
 
   deliveries(): DeliveryRecord[] {
     return this.dispatcher.list();
+  }
+
+  handoverWebhook(): { url: string; secretSet: boolean } | null {
+    return this.handoverTarget
+      ? { url: this.handoverTarget.url, secretSet: this.handoverTarget.secret !== '' }
+      : null;
+  }
+
+  /** The agent's hand-over address; without a secret the calls carry the Secret Key. */
+  setHandoverWebhook(target: { url: string; secret?: string | undefined } | undefined): void {
+    this.handoverTarget =
+      target === undefined ? undefined : { url: target.url, secret: target.secret ?? this.options.secret };
+  }
+
+  /** Deliveries to the hand-over address (kept apart from the message webhooks). */
+  handoverDeliveries(): DeliveryRecord[] {
+    return this.handoverDispatcher.list();
+  }
+
+  // ---- the plan ----
+
+  /** Whether the business's plan includes the API feature; off, every API call gets rc 403. */
+  setApiFeature(enabled: boolean): void {
+    this.apiFeatureOn = enabled;
+  }
+
+  get apiFeature(): boolean {
+    return this.apiFeatureOn;
   }
 
   delivery(id: string): DeliveryRecord {
@@ -415,8 +463,8 @@ export class EmulatorAdmin {
   }
 
   /** Resolves when no webhook delivery is queued or in flight. */
-  deliveriesSettled(): Promise<void> {
-    return this.dispatcher.idle();
+  async deliveriesSettled(): Promise<void> {
+    await Promise.all([this.dispatcher.idle(), this.handoverDispatcher.idle()]);
   }
 
   // ---- faults ----
@@ -470,6 +518,7 @@ export class EmulatorAdmin {
   async reset(options: { empty?: boolean } = {}): Promise<void> {
     this.progress.clear();
     await this.dispatcher.clear();
+    await this.handoverDispatcher.clear();
     this.state.reset();
     this.faultRegistry.clear();
     this.faultRegistry.reseed(this.options.seed);
@@ -478,12 +527,14 @@ export class EmulatorAdmin {
     this.requestLog.clear();
     this.requestSeq = 0;
     this.webhookTarget = this.options.webhook;
+    this.handoverTarget = this.options.handoverWebhook;
+    this.apiFeatureOn = this.options.apiFeature;
     if (this.initialSeed && !options.empty) applySeedData(this.state, this.initialSeed, this.options.now());
   }
 
   /** @internal Stops timers and in-flight deliveries (startEmulator's close() calls it). */
   async shutdown(): Promise<void> {
     this.progress.close();
-    await this.dispatcher.close();
+    await Promise.all([this.dispatcher.close(), this.handoverDispatcher.close()]);
   }
 }

@@ -40,12 +40,32 @@ export const EmulatorOptionsSchema = z.strictObject({
   defaultAgentName: nonEmpty.default('Agen CS'),
   /** The AI agent's 'mark as handled' setting: an AI reply leaves Ditangani (true) or Belum Ditangani. */
   aiMarksHandled: z.boolean().default(true),
+  /**
+   * Where webhooks go. `secret` is what the `Authorization` header carries; by default the Secret
+   * Key, since "webhook calls to the customer's system carry the Secret Key" (interface,
+   * "Authentication" rule 3). A separate value stands for a dashboard that sets its own.
+   */
   webhook: z
     .strictObject({
       url: z.string().refine(isHttpUrl, { error: 'webhook.url must be an http(s) URL' }),
-      secret: nonEmpty,
+      secret: nonEmpty.optional(),
     })
     .optional(),
+  /**
+   * The agent's separate hand-over address, called when the AI hands a conversation to a human
+   * (interface, "Events"); `secret` defaults to the Secret Key as for `webhook`.
+   */
+  handoverWebhook: z
+    .strictObject({
+      url: z.string().refine(isHttpUrl, { error: 'handoverWebhook.url must be an http(s) URL' }),
+      secret: nonEmpty.optional(),
+    })
+    .optional(),
+  /**
+   * The business's plan includes the API feature. `false`: every authenticated API call is refused
+   * with rc 403 and the platform's text (webhook-payloads.md §3, "Paket user tidak memiliki fitur API").
+   */
+  apiFeature: z.boolean().default(true),
   /** Delays before webhook attempts 2, 3 and 4 (the spec does not show them). */
   webhookRetryDelaysMs: z.array(z.number().int().min(0).max(600_000)).length(3).default([1000, 5000, 25_000]),
   webhookTimeoutMs: positiveInt.max(600_000).default(5000),
@@ -99,6 +119,8 @@ export interface ResolvedEmulatorOptions {
   readonly defaultAgentName: string;
   readonly aiMarksHandled: boolean;
   readonly webhook: { readonly url: string; readonly secret: string } | undefined;
+  readonly handoverWebhook: { readonly url: string; readonly secret: string } | undefined;
+  readonly apiFeature: boolean;
   readonly webhookRetryDelaysMs: readonly number[];
   readonly webhookTimeoutMs: number;
   readonly rateLimit: RateLimitConfig | undefined;
@@ -152,7 +174,13 @@ export function resolveEmulatorOptions(input: unknown): ResolvedEmulatorOptions 
     ai: o.ai,
     defaultAgentName: o.defaultAgentName,
     aiMarksHandled: o.aiMarksHandled,
-    webhook: o.webhook,
+    webhook:
+      o.webhook === undefined ? undefined : { url: o.webhook.url, secret: o.webhook.secret ?? o.secret },
+    handoverWebhook:
+      o.handoverWebhook === undefined
+        ? undefined
+        : { url: o.handoverWebhook.url, secret: o.handoverWebhook.secret ?? o.secret },
+    apiFeature: o.apiFeature,
     webhookRetryDelaysMs: o.webhookRetryDelaysMs,
     webhookTimeoutMs: o.webhookTimeoutMs,
     rateLimit,

@@ -4,6 +4,7 @@ import {
   apiSuccess,
   INVALID_DATA_TEXT,
   MESSAGE_LIST_TEXT,
+  NO_API_FEATURE_TEXT,
   SUCCESS_TEXT,
   TOO_MANY_REQUESTS_TEXT,
 } from './api-envelopes.js';
@@ -45,6 +46,8 @@ export interface PlatformContext {
   readonly limiter: SlidingWindowLimiter;
   readonly now: () => number;
   readonly version: string;
+  /** False while the business's plan lacks the API feature (a switch of the admin API). */
+  readonly apiFeature: () => boolean;
 }
 
 export interface PlatformRequest {
@@ -89,6 +92,11 @@ export function gatePlatformRequest(context: PlatformContext, request: PlatformR
   }
   if (!verdict.ok && endpoint !== 'version') {
     return { authenticated: false, auth, reject: apiError(context.form, 401, INVALID_DATA_TEXT) };
+  }
+  // Interface, "What the service does" 5: the API depends on the plan; "Errors": 403 insufficient
+  // permission. Checked after authentication (who asks must be known before what they may do).
+  if (verdict.ok && endpoint !== 'version' && !context.apiFeature()) {
+    return { authenticated: true, auth, reject: apiError(context.form, 403, NO_API_FEATURE_TEXT) };
   }
   return { authenticated: verdict.ok, auth, reject: undefined };
 }

@@ -5,7 +5,9 @@ import type { EmulatorEvent, StoredMessage } from './emulator-state.js';
  * Webhook bodies (webhook-payloads.md §2: one envelope for every message event). Pure.
  * Event names per form (messaging-service-interface.md, "Events"):
  *   current: customer message -> channel.message_in, AI reply -> ai.message_generated,
- *            agent reply -> agent.message_out; a hand-over or take-over has no event.
+ *            agent reply -> agent.message_out; a hand-over or take-over has no event on this
+ *            address. The AI's hand-over goes to the separate hand-over address instead
+ *            (`buildHandoverPayload`).
  *   earlier: customer message -> message.incoming, AI or agent reply -> message.sent,
  *            take-over or AI hand-over -> conversation.assigned.
  */
@@ -121,6 +123,42 @@ export function buildWebhookPayload(
       content: contentOf(message),
       ...(event.kind === 'ai_reply' ? { ai: { name: context.ai.name, id: context.ai.id } } : {}),
       ...(event.kind === 'agent_reply' ? { agent: { name: event.agentName } } : {}),
+    },
+  };
+}
+
+/**
+ * The AI's hand-over, for the agent's separate hand-over webhook address (interface, "Events": "An
+ * agent can also have a separate hand-over webhook address that is called when the AI hands a
+ * conversation to a human"). Its payload is not shown; the emulator's reading: the same envelope
+ * as the message events, event `conversation.handover`, `need_human` 1, `message.ai` naming the
+ * AI agent that handed over and a text saying so. The bridge reads it as an `assigned` event.
+ */
+export const HANDOVER_EVENT = 'conversation.handover';
+
+export function buildHandoverPayload(
+  event: Extract<EmulatorEvent, { kind: 'assigned' }>,
+  context: WebhookContext,
+): WebhookPayload {
+  const { conversation } = event;
+  return {
+    event: HANDOVER_EVENT,
+    timestamp: Math.floor(event.atMs / 1000),
+    conversation_id: conversation.id,
+    conversation_label: conversation.label,
+    need_human: 1,
+    message: {
+      id: `handover-${conversation.id}-${event.atMs}`,
+      sender_name: context.ai.name,
+      channel: {
+        id: conversation.channel.id,
+        name: conversation.channel.name,
+        engine: channelEngine(conversation.channel.type, context.form),
+      },
+      bisnis: { id: context.business.id, name: context.business.name },
+      user: { id: context.owner.id, name: context.owner.name },
+      content: { type: 'text', text: 'The AI handed the conversation over to a human' },
+      ai: { name: context.ai.name, id: context.ai.id },
     },
   };
 }

@@ -134,15 +134,36 @@ export function createPlatformClient(input: PlatformClientOptions): PlatformClie
         yield* page.messages;
         return;
       }
+      // The interface does not say whether `limit` keeps the oldest or the newest messages after
+      // `last_id` (docs/conformance.md, "Ambiguous readings"). Read as the newest, a walk would
+      // take the newest page, jump its cursor to the end and silently skip everything older. Both
+      // readings agree on a page that is not full (it holds everything after the cursor), so a
+      // full page is held back until the next one shows more came after it; a full page followed
+      // by nothing is read again without `limit` ("empty or 0 means all messages"), which is
+      // complete and in order under either reading, at the cost of one request.
       let cursor = afterId;
+      let held: { from: number; messages: readonly PlatformMessage[] } | null = null;
       for (let pages = 0; pages < maxPages; pages += 1) {
         const page = await getMessages(conversationId, { lastId: cursor, limit: pageSize });
         // sliceHistory dropped anything at or below the cursor, so an empty page here means either
         // the end or a server that does not advance its cursor: stop in both cases.
-        if (page.messages.length === 0 || page.lastId <= cursor) return;
-        yield* page.messages;
+        const end = page.messages.length === 0 || page.lastId <= cursor;
+        if (held !== null) {
+          if (end) {
+            const all = await getMessages(conversationId, { lastId: held.from });
+            yield* all.messages;
+            return;
+          }
+          yield* held.messages;
+          held = null;
+        }
+        if (end) return;
+        if (page.messages.length >= pageSize) held = { from: cursor, messages: page.messages };
+        else yield* page.messages;
         cursor = page.lastId;
       }
+      // maxPages reached: what was read is still returned; the caller resumes from the last id.
+      if (held !== null) yield* held.messages;
     },
 
     async addNote(conversationId, note) {

@@ -32,3 +32,9 @@ export function normalizeEngine(raw: string | null): string {
   if (value === '') return 'unknown';
   return ENGINE_ALIASES.get(value) ?? value;
 }
+
+/** The engine as the platform wrote it, trimmed and lower-cased; null when none was given. */
+export function rawEngineName(raw: string | null): string | null {
+  const value = (raw ?? '').trim().toLowerCase();
+  return value === '' ? null : value;
+}

@@ -12,6 +12,9 @@ const KIND_BY_NAME: ReadonlyMap<string, EventKind> = new Map<string, EventKind>(
   ['agent.message_out', 'agent_reply'],
   ['message.sent', 'message_sent'],
   ['conversation.assigned', 'assigned'],
+  // The AI's hand-over, on the agent's separate hand-over address (interface, "Events"; the
+  // emulator's reading of its payload, docs/emulator.md). Point that address at the receiver too.
+  ['conversation.handover', 'assigned'],
   ['test', 'test'],
 ]);
 

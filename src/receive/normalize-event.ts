@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { Attachment, ConversationEvent } from '../events/conversation-event.js';
 import { canonicalJson } from './canonical-json.js';
-import { normalizeEngine } from './channel-engine.js';
+import { normalizeEngine, rawEngineName } from './channel-engine.js';
 import { eventKindOf, needsConversation } from './event-kind.js';
 import { parseEventTime } from './event-time.js';
 
@@ -220,6 +220,7 @@ function normalizeUnsafe(body: unknown, context: NormalizeContext): NormalizeRes
     (msg !== null && 'plainText' in msg ? msg.plainText : null) ??
     '';
   const channelIn = m?.channel ?? env.channel ?? null;
+  const engineIn = channelIn?.engine ?? channelIn?.type ?? null;
   const business = m?.bisnis ?? m?.business ?? env.bisnis ?? env.business ?? null;
   const occurredAt =
     parseEventTime(env.timestamp) ??
@@ -242,7 +243,8 @@ function normalizeUnsafe(body: unknown, context: NormalizeContext): NormalizeRes
     channel: {
       id: channelIn?.id ?? null,
       name: channelIn?.name ?? null,
-      engine: normalizeEngine(channelIn?.engine ?? channelIn?.type ?? null),
+      engine: normalizeEngine(engineIn),
+      rawEngine: rawEngineName(engineIn),
     },
     business: business === null ? null : { id: business.id, name: business.name },
     senderName: m?.sender_name ?? env.sender_name ?? null,

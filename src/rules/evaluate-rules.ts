@@ -399,9 +399,14 @@ function fieldTest(
   const key = field === 'channel_id' ? actual : actual.trim().toLowerCase();
   const shown = raw === null ? 'not given' : `"${truncate(actual, 40)}"`;
   const wanted = values.length === 1 ? `"${values[0]}"` : listForReason(values.map((v) => `"${v}"`));
-  return normalized.has(key)
-    ? { ok: true, reason: `${FIELD_LABEL[field]} is ${shown}` }
-    : { ok: false, reason: `${FIELD_LABEL[field]} is ${shown}, rule wants ${wanted}` };
+  // `engine: waba` names the platform's raw engine, `engine: whatsapp` the normalised one: either
+  // matches (issue 12: `wa` and `waba` both normalise to whatsapp).
+  const rawEngine = field === 'engine' ? (event.channel.rawEngine ?? null) : null;
+  const hit = normalized.has(key) || (rawEngine !== null && normalized.has(rawEngine));
+  const shownRaw = rawEngine !== null && rawEngine !== key ? ` (raw "${truncate(rawEngine, 40)}")` : '';
+  return hit
+    ? { ok: true, reason: `${FIELD_LABEL[field]} is ${shown}${shownRaw}` }
+    : { ok: false, reason: `${FIELD_LABEL[field]} is ${shown}${shownRaw}, rule wants ${wanted}` };
 }
 
 function flagTest(

@@ -1,5 +1,6 @@
 import type { ChannelConfig, ChannelKind } from '../config/config-schema.js';
 import type { ConversationEvent } from '../events/conversation-event.js';
+import { defaultChannelKind } from './default-channel-kind.js';
 
 /** What replyWindow needs from the config (BridgeConfig and CompiledRules both have it). */
 export interface ReplyWindowSource {
@@ -19,20 +20,50 @@ export interface ReplyWindowState {
   closedForMs: number | null;
 }
 
-/** The kind of the first `channels` entry whose every given field matches; null when none does. */
-export function channelKind(
+/** Where a conversation's channel kind came from. */
+export interface ResolvedChannelKind {
+  kind: ChannelKind | null;
+  /** `channels`: an entry of the config matched; `default`: the built-in table by raw engine. */
+  source: 'channels' | 'default' | 'none';
+  /** Set when the default is an assumption the user should confirm (see default-channel-kind.ts). */
+  assumption: string | null;
+}
+
+/** True when a `match.engine` of the config names this channel's engine, normalised or raw. */
+export function engineMatches(wanted: string, channel: ConversationEvent['channel']): boolean {
+  const want = wanted.trim().toLowerCase();
+  return want === channel.engine.toLowerCase() || want === (channel.rawEngine ?? '').toLowerCase();
+}
+
+/**
+ * The kind of the first `channels` entry whose every given field matches; when none does, the
+ * built-in kind of the platform's raw engine name (issue 12: safe without any mapping).
+ */
+export function resolveChannelKind(
   config: Pick<ReplyWindowSource, 'channels'>,
   channel: ConversationEvent['channel'],
-) {
+): ResolvedChannelKind {
   for (const entry of config.channels) {
     const { engine, channelId, channelName } = entry.match;
-    if (engine !== undefined && engine.toLowerCase() !== channel.engine.toLowerCase()) continue;
+    if (engine !== undefined && !engineMatches(engine, channel)) continue;
     if (channelId !== undefined && channelId !== channel.id) continue;
     if (channelName !== undefined && channelName.toLowerCase() !== (channel.name ?? '').toLowerCase())
       continue;
-    return entry.kind;
+    return { kind: entry.kind, source: 'channels', assumption: null };
   }
-  return null;
+  // Jobs queued by an older bridge have no raw engine: the normalised one is the best guess
+  // (`whatsapp` then falls on the safe side).
+  const fallback = defaultChannelKind(channel.rawEngine ?? channel.engine);
+  if (fallback === null) return { kind: null, source: 'none', assumption: null };
+  return { kind: fallback.kind, source: 'default', assumption: fallback.assumption };
+}
+
+/** The channel's kind (from `channels:`, else the built-in default); null when neither knows it. */
+export function channelKind(
+  config: Pick<ReplyWindowSource, 'channels'>,
+  channel: ConversationEvent['channel'],
+): ChannelKind | null {
+  return resolveChannelKind(config, channel).kind;
 }
 
 /**

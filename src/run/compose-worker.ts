@@ -6,6 +6,7 @@ import type { BridgeConfig } from '../config/config-schema.js';
 import { createPlatformClient, type PlatformClient } from '../platform/create-platform-client.js';
 import { bridgeKeys } from '../queue/redis-keys.js';
 import type { CompiledRules } from '../rules/compile-rules.js';
+import { unmappedChannelAdvice } from '../rules/default-channel-kind.js';
 import { createCallBudget } from '../worker/call-budget.js';
 import {
   type BridgeWorker,
@@ -14,7 +15,7 @@ import {
 } from '../worker/create-bridge-worker.js';
 import { classifyPlatformError, platformPort } from '../worker/platform-adapter.js';
 import type { RulesPort } from '../worker/ports.js';
-import { rulesPort } from '../worker/rules-adapter.js';
+import { type RulesPortOptions, rulesPort } from '../worker/rules-adapter.js';
 import { createWorkerMetrics, type WorkerMetrics } from '../worker/worker-metrics.js';
 
 export interface ComposedWorker {
@@ -77,7 +78,21 @@ export function composeWorker(
     },
   });
 
-  let current: RulesPort = rulesPort(rules);
+  // Issue 12: the first event of a WhatsApp channel whose kind is only assumed logs, once per
+  // channel (for the life of the process, across reloads), the YAML line that states it.
+  const advised = new Set<string>();
+  const portOptions: RulesPortOptions = {
+    onAssumedChannel: (channel, assumed) => {
+      const key = `${channel.rawEngine ?? channel.engine}|${channel.id ?? ''}`;
+      if (advised.has(key) || advised.size >= 10_000) return;
+      advised.add(key);
+      options.logger.warn(
+        { channelId: channel.id, engine: channel.rawEngine ?? channel.engine, assumedKind: assumed.kind },
+        unmappedChannelAdvice(channel, assumed),
+      );
+    },
+  };
+  let current: RulesPort = rulesPort(rules, portOptions);
   const worker = createBridgeWorker({
     redisUrl: config.redis.url,
     prefix: config.redis.prefix,
@@ -116,7 +131,7 @@ export function composeWorker(
     client,
     metrics,
     setRules(next) {
-      current = rulesPort(next);
+      current = rulesPort(next, portOptions);
     },
     close(graceMs = config.worker.shutdownGraceMs) {
       closing ??= (async () => {

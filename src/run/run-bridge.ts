@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { Counter, collectDefaultMetrics, Registry } from 'prom-client';
 import type { ConfigError } from '../config/config-error.js';
+import { describeConfigDefaults } from '../config/describe-defaults.js';
 import { type LoadedConfig, loadConfig } from '../config/load-config.js';
 import { watchConfig } from '../config/watch-config.js';
 import { createLogger } from '../observe/logger.js';
@@ -53,6 +54,8 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
   const { config } = loaded;
   const logger = options.logger ?? createLogger({ level: config.log.level });
   const log = logger.child({ mode: options.mode });
+  // Issue 12: say at start-up which defaults the config relies on (unmapped WhatsApp channels...).
+  for (const line of describeConfigDefaults(config)) log.info(`config default: ${line}`);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'convo_bridge_' });
   const reloads = new Counter({

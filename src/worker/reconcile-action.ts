@@ -10,8 +10,9 @@ import type { HistoryMessage, PlannedAction } from './ports.js';
  * with a stable id) are simply done again, so they report `redo`.
  *
  * Limits (stated in the README): the platform rewrites texts with links (removes unreachable
- * ones, splits image links), so texts are compared with links removed; an agent typing the very
- * same text within the skew would be mistaken for ours.
+ * ones, splits image links), so texts are compared as the platform would store them, word by word
+ * with links removed (`comparableText`); an agent typing the very same words within the skew
+ * would be mistaken for ours.
  *
  * The same text sent moments earlier for ANOTHER event of the conversation (a customer repeating
  * a complaint or a catalog request) is within the skew too, and would be taken for this action's
@@ -23,10 +24,44 @@ export type ReconcileVerdict =
   | { kind: 'absent' }
   | { kind: 'redo' };
 
-const URL_PATTERN = /https?:\/\/\S+/gi;
+/** A link as the platform finds it in a text (interface, POST /v1/message, behaviour 3). */
+const LINK = /\bhttps?:\/\/[^\s<>"'`]+/gi;
+const TRAILING_PUNCTUATION = /[.,;:!?)\]}]+$/;
 
+/**
+ * A text reduced to what survives the platform's rewriting (interface, POST /v1/message,
+ * behaviour 3: an image link becomes a separate image message, an unreachable link is removed,
+ * the rest stays): its words, in order, lower-cased, without links, punctuation or spacing. The
+ * platform tidies what is left around a removed link ("See https://img/a.jpg, thanks" is stored
+ * as "See, thanks"), so the comparison cannot be on characters; on words, the text we sent and
+ * the text the platform stored agree whichever of its links were kept, split off or removed
+ * (issue 12). Texts that differ only in punctuation compare equal: a limit stated in the README.
+ */
 export function comparableText(text: string): string {
-  return text.replace(URL_PATTERN, ' ').normalize('NFC').replace(/\s+/g, ' ').trim().toLowerCase();
+  return text
+    .normalize('NFC')
+    .replace(LINK, ' ')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
+}
+
+/** The links of a text as the platform reads them (trailing punctuation is not part of a link). */
+export function linksOf(text: string): string[] {
+  return [...text.matchAll(LINK)].map((m) => m[0].replace(TRAILING_PUNCTUATION, ''));
+}
+
+/**
+ * True when `stored` is what the platform may have made of the text we sent: the same words, or,
+ * for a text of links only (nothing left once they are taken out), the text as it stood (a single
+ * link is sent as it stands) or one of its links (an image link sent as an image message).
+ */
+export function storedFormMatches(sent: string, stored: string): boolean {
+  const want = comparableText(sent);
+  if (want !== '') return comparableText(stored) === want;
+  const body = stored.trim();
+  if (body === '') return false;
+  return body === sent.trim() || linksOf(sent).includes(body);
 }
 
 export function reconcileAgainstHistory(
@@ -53,14 +88,11 @@ export function reconcileAgainstHistory(
 function matches(action: PlannedAction, message: HistoryMessage): boolean {
   if (action.type === 'note') {
     const looksLikeNote = message.isNote === true || message.senderName === 'api';
-    return looksLikeNote && comparableText(message.text) === comparableText(action.text);
+    return looksLikeNote && storedFormMatches(action.text, message.text);
   }
   if (action.type !== 'reply') return false;
   if (message.isNote === true || (message.isNote === null && message.senderName === 'api')) return false;
-  if ('text' in action.message) {
-    const want = comparableText(action.message.text);
-    return want !== '' && comparableText(message.text) === want;
-  }
+  if ('text' in action.message) return storedFormMatches(action.message.text, message.text);
   const media = action.message.media;
   return (
     message.text.trim() === media.url ||

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { describeError } from '../../src/shared/errors.js';
 import { clockWindow } from './scenarios/clock-window.js';
 import { killedWorkers } from './scenarios/killed-workers.js';
+import { linkRewriting } from './scenarios/link-rewriting.js';
 import { platformFaults } from './scenarios/platform-faults.js';
 import { redeliveries } from './scenarios/redeliveries.js';
 import { redisRestart } from './scenarios/redis-restart.js';
@@ -26,6 +27,7 @@ const SCENARIOS: readonly Scenario[] = [
   redisRestart,
   platformFaults,
   clockWindow,
+  linkRewriting,
 ];
 
 function newestMtime(dir: string): number {

@@ -29,6 +29,8 @@ export interface WorldOptions {
   processes?: ('start' | 'serve' | 'work')[];
   emulator?: Partial<EmulatorOptions>;
   redisUrl?: string;
+  /** What the emulator's webhooks carry: E2E.webhookSecret by default; null: its default, the Secret Key. */
+  webhookSecret?: string | null;
 }
 
 /**
@@ -45,7 +47,10 @@ export async function createWorld(options: WorldOptions) {
     businessId: E2E.businessId,
     secret: E2E.secret,
     form: options.form ?? 'current',
-    webhook: { url: `http://127.0.0.1:${port}${E2E.path}`, secret: E2E.webhookSecret },
+    webhook: {
+      url: `http://127.0.0.1:${port}${E2E.path}`,
+      ...(options.webhookSecret === null ? {} : { secret: options.webhookSecret ?? E2E.webhookSecret }),
+    },
     webhookRetryDelaysMs: [200, 500, 1000],
     seed: 7,
     ...options.emulator,

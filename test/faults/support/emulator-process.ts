@@ -16,6 +16,8 @@ export interface EmulatorProcessOptions {
   webhookRetryDelaysMs: readonly [number, number, number];
   requestLogSize: number;
   deliveryLogSize: number;
+  /** More `convo-bridge emulator` flags (e.g. the link rules). */
+  extraArgs?: readonly string[];
 }
 
 export interface EmulatorProcess {
@@ -52,6 +54,7 @@ export async function startEmulatorProcess(options: EmulatorProcessOptions): Pro
     String(options.requestLogSize),
     '--delivery-log-size',
     String(options.deliveryLogSize),
+    ...(options.extraArgs ?? []),
   ];
   const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';

@@ -35,6 +35,8 @@ export interface FaultWorldOptions {
   signal: AbortSignal;
   /** Give every `work` process a port for /metrics and /readyz (`work --port`). */
   workMetrics?: boolean;
+  /** More flags for the emulator process (e.g. `--image-links`). */
+  emulatorArgs?: readonly string[];
 }
 
 /**
@@ -79,6 +81,7 @@ export async function createFaultWorld(options: FaultWorldOptions) {
       webhookRetryDelaysMs: options.webhookRetryDelaysMs ?? [500, 1000, 2000],
       requestLogSize: 1_000_000,
       deliveryLogSize: 200_000,
+      ...(options.emulatorArgs ? { extraArgs: options.emulatorArgs } : {}),
     });
     cleanups.push(() => emulator.stop());
     const file = await writeTempConfig(await exampleConfig(options.config));

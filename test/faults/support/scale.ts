@@ -46,10 +46,10 @@ export function parseSuiteArgs(argv: readonly string[], env: NodeJS.ProcessEnv):
       ? []
       : onlyText.split(',').map((part) => {
           const n = Number(part.trim());
-          if (!Number.isInteger(n) || n < 1 || n > 5) {
+          if (!Number.isInteger(n) || n < 1 || n > 6) {
             throw new FaultSuiteError(
               'BAD_ARGS',
-              `--only takes scenario numbers from 1 to 5 separated by commas, got ${JSON.stringify(onlyText)}`,
+              `--only takes scenario numbers from 1 to 6 separated by commas, got ${JSON.stringify(onlyText)}`,
             );
           }
           return n;

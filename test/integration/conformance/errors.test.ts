@@ -45,6 +45,52 @@ describe.each(FORMS)('errors, %s form', (form) => {
     expect(requestsSeen(emulator())).toMatchObject([{ httpStatus: errorStatus(401), rc: 401 }]);
   });
 
+  // Issue 12: the plan lacks the API feature (interface "What the service does" 5 and "Errors":
+  // 403 insufficient permission; webhook-payloads.md §3 for the text). The emulator's switch makes
+  // it happen; the client's PERMISSION path is exercised end to end on every call.
+  describe('the plan lacks the API feature', () => {
+    const PLAN_TEXT = 'Paket user tidak memiliki fitur API';
+    it.each([
+      ['sendMessage', (c: PlatformClient) => c.sendMessage({ conversationId: 'conv-1', text: 'Halo' })],
+      ['getMessages', (c: PlatformClient) => c.getMessages('conv-1')],
+      ['addNote', (c: PlatformClient) => c.addNote('conv-1', 'catatan')],
+      ['markNeedHuman', (c: PlatformClient) => c.markNeedHuman('conv-1')],
+      ['getNeedHumanTotal', (c: PlatformClient) => c.getNeedHumanTotal()],
+    ] as const)(
+      '%s: rc 403 with the platform text -> PERMISSION, not retried, nothing done',
+      async (_n, run) => {
+        seed();
+        emulator().admin.setApiFeature(false);
+        const error = await platformErrorOf(run(clientFor(emulator())), 'PERMISSION');
+        expect(error).toMatchObject({
+          retryable: false,
+          attempts: 1,
+          statusCode: errorStatus(403),
+          rc: 403,
+          platformMessage: PLAN_TEXT,
+        });
+        expect(requestsSeen(emulator())).toMatchObject([{ httpStatus: errorStatus(403), rc: 403 }]);
+        expect(emulator().admin.conversation('conv-1').messages).toEqual([]);
+        expect(emulator().admin.needHumanTotal()).toBe(0);
+      },
+    );
+
+    it('wrong credentials still say AUTH (who asks is checked before what the plan allows)', async () => {
+      seed();
+      emulator().admin.setApiFeature(false);
+      await platformErrorOf(clientFor(emulator(), { secret: 'sk-wrong' }).getMessages('conv-1'), 'AUTH');
+    });
+
+    it('switched back on, the same call succeeds', async () => {
+      seed();
+      emulator().admin.setApiFeature(false);
+      await platformErrorOf(clientFor(emulator()).markNeedHuman('conv-1'), 'PERMISSION');
+      emulator().admin.setApiFeature(true);
+      await clientFor(emulator()).markNeedHuman('conv-1');
+      expect(emulator().admin.needHumanTotal()).toBe(1);
+    });
+  });
+
   describe('bad parameters', () => {
     // The client checks what it can before sending; these are what it lets through and the
     // emulator refuses (the spec shows no maximum text length or `limit`).

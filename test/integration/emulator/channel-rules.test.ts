@@ -30,7 +30,8 @@ describe('channel rules (real HTTP)', () => {
       ['instagram', 'failed'],
       ['whatsapp_qr', 'delivered'],
       ['telegram', 'delivered'],
-      ['facebook', 'delivered'],
+      // Messenger too: webhook-payloads.md §4; the bridge holds such replies as well (issue 12).
+      ['facebook', 'failed'],
       ['webchat', 'delivered'],
     ])('a send 25 hours after the customer last wrote on %s ends %s', async (type, expected) => {
       emulator.admin.createConversation({ id: 'c1', channel: { type: type as 'telegram' } });
@@ -41,12 +42,15 @@ describe('channel rules (real HTTP)', () => {
       expect(await lastStatus('c1')).toBe(expected);
     });
 
-    it.each([['whatsapp_api'], ['instagram']])('a send 23 hours later on %s is delivered', async (type) => {
-      emulator.admin.createConversation({ id: 'c1', channel: { type: type as 'instagram' } });
-      emulator.admin.customerMessage('c1', { text: 'Halo', at: '23h' });
-      await api.send({ conversation_id: 'c1', text: 'Masih dalam jendela' });
-      expect(await lastStatus('c1')).toBe('delivered');
-    });
+    it.each([['whatsapp_api'], ['instagram'], ['facebook']])(
+      'a send 23 hours later on %s is delivered',
+      async (type) => {
+        emulator.admin.createConversation({ id: 'c1', channel: { type: type as 'instagram' } });
+        emulator.admin.customerMessage('c1', { text: 'Halo', at: '23h' });
+        await api.send({ conversation_id: 'c1', text: 'Masih dalam jendela' });
+        expect(await lastStatus('c1')).toBe('delivered');
+      },
+    );
 
     it('opens the window again when the customer writes again', async () => {
       emulator.admin.createConversation({ id: 'c1', channel: { type: 'whatsapp_api' } });

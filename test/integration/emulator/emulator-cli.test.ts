@@ -101,9 +101,14 @@ describe('convo-bridge emulator (CLI)', () => {
       'convo-bridge: --port must be a whole number from 0 to 65535, got "70000"',
     ],
     [[...base, '--port', 'abc'], 'convo-bridge: --port must be a whole number from 0 to 65535, got "abc"'],
+    // A webhook URL alone is fine now (the calls carry the Secret Key); a secret alone is not.
     [
-      [...base, '--webhook-url', 'http://127.0.0.1:3000/h'],
-      'convo-bridge: --webhook-url and --webhook-secret go together: give both or neither',
+      [...base, '--webhook-secret', 'w'],
+      'convo-bridge: --webhook-secret needs --webhook-url (where the webhooks go); without --webhook-secret they carry the --secret key',
+    ],
+    [
+      [...base, '--handover-webhook-secret', 'w'],
+      'convo-bridge: --handover-webhook-secret needs --handover-webhook-url',
     ],
     [
       [...base, '--webhook-url', 'ftp://x', '--webhook-secret', 'w'],

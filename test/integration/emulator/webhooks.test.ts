@@ -7,6 +7,7 @@ import {
   call,
   platform,
   type Receiver,
+  SECRET,
   startReceiver,
   startTestEmulator,
 } from './emulator-test-kit.js';
@@ -108,6 +109,80 @@ describe('webhooks (real receiver on loopback)', () => {
     ]);
     expect(receiver.calls[0]?.body.message.channel.engine).toBe('whatsapp');
     expect(receiver.calls[2]?.body.message.agent).toEqual({ name: 'Rina' });
+  });
+
+  it('signs with the Secret Key when no webhook secret is given (interface, Authentication rule 3)', async () => {
+    receiver = await startReceiver();
+    emulator = await startTestEmulator({ webhook: { url: receiver.url } });
+    emulator.admin.createConversation({ id: 'conv-1' });
+    emulator.admin.customerMessage('conv-1', { text: 'Halo' });
+    await settled(emulator, 1);
+    expect(receiver.calls[0]?.headers.authorization).toBe(SECRET);
+    // The admin API takes a webhook without a secret the same way.
+    await call(emulator.adminUrl, 'PUT', '/webhook', { body: { url: receiver.url } });
+    emulator.admin.customerMessage('conv-1', { text: 'Halo lagi' });
+    await settled(emulator, 2);
+    expect(receiver.calls[1]?.headers.authorization).toBe(SECRET);
+  });
+
+  describe('the hand-over address', () => {
+    let handover: Receiver | undefined;
+    afterEach(async () => {
+      await handover?.close();
+      handover = undefined;
+    });
+
+    it.each(['current', 'earlier'] as const)(
+      '%s form: the AI hand-over calls its own address with conversation.handover',
+      async (form) => {
+        handover = await startReceiver();
+        const { receiver, emulator } = await setup(undefined, {
+          form,
+          rateLimit: false,
+          handoverWebhook: { url: handover.url },
+        });
+        emulator.admin.handOver('conv-1');
+        await waitFor(() => handover?.calls.length === 1, { timeoutMs: 5000, what: 'the hand-over call' });
+        await emulator.admin.deliveriesSettled();
+        const [only] = handover.calls;
+        expect(only?.headers.authorization).toBe(SECRET);
+        expect(only?.body).toMatchObject({
+          event: 'conversation.handover',
+          conversation_id: 'conv-1',
+          need_human: 1,
+          message: {
+            channel: { id: 'ch-wa-1', engine: form === 'current' ? 'wa' : 'whatsapp' },
+            ai: { name: 'Asisten', id: 'ai-1' },
+            content: { type: 'text', text: 'The AI handed the conversation over to a human' },
+          },
+        });
+        expect(emulator.admin.handoverDeliveries().map((d) => d.state)).toEqual(['delivered']);
+        // The message webhook: nothing in the current form, conversation.assigned in the earlier.
+        expect(receiver.calls.map((c) => c.body.event)).toEqual(
+          form === 'current' ? [] : ['conversation.assigned'],
+        );
+      },
+    );
+
+    it('a take-over by an agent does not call the hand-over address; none is called when unset', async () => {
+      handover = await startReceiver();
+      const { emulator } = await setup(undefined, { handoverWebhook: { url: handover.url, secret: 'ho' } });
+      emulator.admin.takeOver('conv-1', 'Rina');
+      await emulator.admin.deliveriesSettled();
+      expect(handover.calls).toHaveLength(0);
+      await call(emulator.adminUrl, 'DELETE', '/handover-webhook');
+      emulator.admin.returnToAi('conv-1');
+      emulator.admin.handOver('conv-1');
+      await emulator.admin.deliveriesSettled();
+      expect(handover.calls).toHaveLength(0);
+      await call(emulator.adminUrl, 'PUT', '/handover-webhook', {
+        body: { url: handover.url, secret: 'ho' },
+      });
+      emulator.admin.returnToAi('conv-1');
+      emulator.admin.handOver('conv-1');
+      await waitFor(() => handover?.calls.length === 1, { timeoutMs: 5000, what: 'the hand-over call' });
+      expect(handover.calls[0]?.headers.authorization).toBe('ho');
+    });
   });
 
   it('reports need_human 1 once the conversation is marked', async () => {

@@ -343,6 +343,50 @@ describe('iterateMessages', () => {
       { limit: '2', last_id: '3' },
       { limit: '2', last_id: '5' },
       { limit: '2', last_id: '7' },
+      // A full page followed by nothing: read once more without limit, in case `limit` kept the
+      // newest messages and skipped older ones (docs/conformance.md, ambiguous readings).
+      { last_id: '5' },
+    ]);
+  });
+
+  it('a walk that ends on a page that is not full needs no extra request', async () => {
+    server.setDefault('GET /v1/message/conv-1', (request) => {
+      const after = Number(request.query.last_id ?? 0);
+      const limit = Number(request.query.limit ?? 0);
+      const ids = [1, 2, 3, 4, 5].filter((id) => id > after).slice(0, limit || undefined);
+      return {
+        json: {
+          status: 1,
+          data: { list: ids.length ? ids.map((id) => currentMessage(id)) : null, last_id: ids.at(-1) ?? 0 },
+        },
+      };
+    });
+    expect(await collect(current().iterateMessages('conv-1', { pageSize: 2 }))).toEqual([1, 2, 3, 4, 5]);
+    expect(server.requests.map((r) => r.query.last_id)).toEqual(['0', '2', '4', '5']);
+  });
+
+  // Issue 12: the other reading of `limit` (the NEWEST messages after last_id). Before, the walk
+  // returned [6, 7] and stopped: messages 1 to 5 were silently skipped.
+  it('a platform whose limit keeps the newest messages: nothing is skipped, still oldest first', async () => {
+    server.setDefault('GET /v1/message/newest', (request) => {
+      const after = Number(request.query.last_id ?? 0);
+      const limit = Number(request.query.limit ?? 0);
+      const all = [1, 2, 3, 4, 5, 6, 7].filter((id) => id > after);
+      const ids = limit > 0 ? all.slice(-limit) : all;
+      return {
+        json: {
+          status: 1,
+          data: { list: ids.length ? ids.map((id) => currentMessage(id)) : null, last_id: ids.at(-1) ?? 0 },
+        },
+      };
+    });
+    expect(await collect(current().iterateMessages('newest', { pageSize: 2 }))).toEqual([
+      1, 2, 3, 4, 5, 6, 7,
+    ]);
+    expect(server.requests.map((r) => r.query)).toEqual([
+      { limit: '2', last_id: '0' },
+      { limit: '2', last_id: '7' },
+      { last_id: '0' },
     ]);
   });
 
@@ -351,7 +395,8 @@ describe('iterateMessages', () => {
       json: { status: 1, data: { list: [currentMessage(1), currentMessage(2)], last_id: 2 } },
     });
     expect(await collect(current().iterateMessages('stuck', { pageSize: 2 }))).toEqual([1, 2]);
-    expect(server.requests).toHaveLength(2);
+    // The full first page is read once more without limit (see above), then the walk ends.
+    expect(server.requests).toHaveLength(3);
   });
 
   it('stops at maxPages against a server that never ends', async () => {

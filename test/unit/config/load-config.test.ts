@@ -278,6 +278,7 @@ describe('defaults', () => {
       port: 8080,
       path: '/webhooks/platform',
       secrets: ['whsec-1'],
+      secretsDefaulted: false,
       bodyLimitBytes: 1_048_576,
       dedupeWindowMs: 72 * 3_600_000,
       enqueueTimeoutMs: 2_000,
@@ -329,7 +330,38 @@ describe('defaults', () => {
       scheme: 'bearer-secret',
       businessId: null,
       secret: 's3cret',
+      schemeDefaulted: false,
     });
+  });
+
+  // Issue 12: the earlier form's credentials are the plain bearer, so `secret` alone is enough.
+  it('takes bearer-secret for form: earlier when no scheme is given, headers for the current form', () => {
+    const earlier = MINIMAL.replace('base_url:', 'form: earlier\n  base_url:').replace(
+      '{ business_id: biz-1, secret: s3cret }',
+      '{ secret: s3cret }',
+    );
+    expect(parse(earlier).config.platform.auth).toEqual({
+      scheme: 'bearer-secret',
+      businessId: null,
+      secret: 's3cret',
+      schemeDefaulted: true,
+    });
+    expect(parse(MINIMAL).config.platform.auth).toMatchObject({ scheme: 'headers', schemeDefaulted: true });
+    expect(problems(MINIMAL.replace('{ business_id: biz-1, secret: s3cret }', '{ secret: s3cret }'))).toEqual(
+      [
+        "inline.yaml:3:9: platform.auth.business_id: business_id is required for scheme headers, the current form's default (it is in the dashboard's API settings)",
+      ],
+    );
+  });
+
+  // Issue 12: webhook calls carry the Secret Key (interface, Authentication rule 3).
+  it('accepts the platform Secret Key as the webhook secret when receiver.secrets is not given', () => {
+    const text = MINIMAL.replace('receiver:\n  secrets: [ whsec-1 ]\n', 'receiver: {}\n');
+    expect(text).not.toContain('whsec-1');
+    expect(parse(text).config.receiver).toMatchObject({ secrets: ['s3cret'], secretsDefaulted: true });
+    expect(problems(MINIMAL.replace('[ whsec-1 ]', '[]'))).toEqual([
+      'inline.yaml:5:12: receiver.secrets: list at least one webhook secret',
+    ]);
   });
 });
 

@@ -7,6 +7,11 @@ const b64 = (text: string) => Buffer.from(text).toString('base64');
 describe('authenticateRequest', () => {
   it.each([
     ['current', { business: 'biz', secret: 'sec:ret' }, 'business-headers'],
+    [
+      'current',
+      { business: 'biz', secret: 'sec:ret', authorization: `Bearer ${b64('biz:sec:ret')}` },
+      'business-headers',
+    ],
     ['current', { authorization: `Bearer ${b64('biz:sec:ret')}` }, 'encoded-bearer'],
     ['current', { authorization: `BEARER   ${b64('biz:sec:ret')}` }, 'encoded-bearer'],
     ['earlier', { authorization: 'Bearer sec:ret' }, 'plain-bearer'],
@@ -28,6 +33,23 @@ describe('authenticateRequest', () => {
     ['current', { authorization: `Bearer ${b64('nocolon')}` }, 'bearer is not base64 of business_id:secret'],
     ['current', { authorization: `Bearer ${b64('other:sec:ret')}` }, 'unknown business id in bearer'],
     ['current', { authorization: `Bearer ${b64('biz:nope')}` }, 'wrong secret in bearer'],
+    // Issue 12: every credential presented must be right, also an Authorization beside valid
+    // Business + Secret headers (it used to be ignored).
+    [
+      'current',
+      { business: 'biz', secret: 'sec:ret', authorization: `Bearer${b64('biz:sec:ret')}` },
+      'malformed Authorization header (beside Business and Secret)',
+    ],
+    [
+      'current',
+      { business: 'biz', secret: 'sec:ret', authorization: `Bearer ${b64('biz:nope')}` },
+      'wrong secret in bearer (beside Business and Secret)',
+    ],
+    [
+      'current',
+      { business: 'biz', secret: 'sec:ret', authorization: 'Bearer sec:ret' },
+      'bearer is not base64 of business_id:secret (beside Business and Secret)',
+    ],
     ['earlier', {}, 'no credentials'],
     ['earlier', { authorization: 'Bearersec:ret' }, 'malformed Authorization header'],
     ['earlier', { authorization: 'Bearer a b' }, 'malformed Authorization header'],

@@ -155,6 +155,7 @@ describe('normalizeEvent: channel engine', () => {
       id: null,
       name: null,
       engine: 'unknown',
+      rawEngine: null,
     });
   });
 
@@ -163,7 +164,30 @@ describe('normalizeEvent: channel engine', () => {
       id: null,
       name: null,
       engine: 'instagram',
+      rawEngine: 'ig',
     });
+  });
+
+  // Issue 12: `wa` and `waba` both normalise to whatsapp; the raw name keeps them apart (QR link
+  // or business API), which the reply window needs.
+  it.each([
+    ['wa', 'wa'],
+    [' WABA ', 'waba'],
+    ['whatsapp', 'whatsapp'],
+    ['', null],
+    [null, null],
+    [7, '7'],
+  ])('keeps the raw engine %j as %j', (engine, raw) => {
+    expect(eventOf(withChannel(engine)).channel.rawEngine).toBe(raw);
+  });
+});
+
+describe('normalizeEvent: the hand-over address', () => {
+  // Issue 12: the AI's hand-over, sent to the agent's separate hand-over address.
+  it('reads conversation.handover as an assigned event of its conversation', () => {
+    const event = eventOf(withTop({ event: 'conversation.handover', need_human: 1 }));
+    expect(event).toMatchObject({ kind: 'assigned', name: 'conversation.handover', needHuman: true });
+    expect(event.conversationId).not.toBeNull();
   });
 });
 

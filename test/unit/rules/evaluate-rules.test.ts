@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_WINDOW_KINDS } from '../../../src/config/config-schema.js';
 import { loadConfig, parseConfigText } from '../../../src/config/load-config.js';
 import type { ConversationEvent } from '../../../src/events/conversation-event.js';
 import type { CompiledRules } from '../../../src/rules/compile-rules.js';
 import { evaluateRules } from '../../../src/rules/evaluate-rules.js';
 import type { ConversationFacts, PlannedAction } from '../../../src/rules/plan.js';
-import { channelKind, replyWindow } from '../../../src/rules/reply-window.js';
+import { channelKind, replyWindow, resolveChannelKind } from '../../../src/rules/reply-window.js';
 import { makeEvent } from '../../support/make-event.js';
 
 const HEADER = `platform:
@@ -359,7 +360,7 @@ describe('timers, cooldowns and reply options', () => {
     );
     expect(plan.actions[0]).toMatchObject({
       replyToMessageId: 'm-1',
-      window: { applies: false, channelKind: null, closesAt: null },
+      window: { applies: false, channelKind: 'telegram', closesAt: null },
     });
   });
 
@@ -403,16 +404,82 @@ describe('replyWindow', () => {
     });
   });
 
+  // Issue 12: `engine: waba` in a rule names the platform's raw engine; `whatsapp` every WhatsApp.
+  it('an engine condition matches the raw engine name or the normalised one', () => {
+    const rules = rulesFrom(`  - { name: api, on: message_in, if: { engine: waba }, then: [ { note: api } ] }
+  - { name: any-wa, on: message_in, if: { engine: whatsapp }, then: [ { note: wa } ] }
+`);
+    const notes = (rawEngine: string) =>
+      summary(
+        evaluateRules(
+          rules,
+          event({ channel: { id: 'c', name: null, engine: 'whatsapp', rawEngine } }),
+          noFacts,
+          MON_10,
+        ).actions,
+      );
+    expect(notes('waba')).toEqual(['api#0 note api', 'any-wa#0 note wa']);
+    expect(notes('wa')).toEqual(['any-wa#0 note wa']);
+  });
+
   it('maps channels to kinds, first match wins', () => {
     expect(channelKind(config, channel)).toBe('whatsapp_api');
-    expect(channelKind(config, { ...channel, id: 'other' })).toBeNull();
-    expect(replyWindow(config, { ...channel, id: 'other' }, null, MON_10)).toEqual({
+    expect(channelKind(config, { ...channel, id: 'other', engine: 'telegram' })).toBe('telegram');
+    expect(replyWindow(config, { ...channel, id: 'other', engine: 'telegram' }, null, MON_10)).toEqual({
       applies: false,
-      channelKind: null,
+      channelKind: 'telegram',
       open: true,
       closesAt: null,
       closedForMs: null,
     });
+  });
+
+  // Issue 12: with no channels: entry the engine decides, by the platform's raw name.
+  const noChannels = {
+    channels: [],
+    replyWindow: { appliesTo: [...DEFAULT_WINDOW_KINDS], hours: 24 },
+  };
+  it.each<[string | null, string, string | null, 'channels' | 'default' | 'none', boolean]>([
+    ['waba', 'whatsapp', 'whatsapp_api', 'default', false],
+    ['wa', 'whatsapp', 'whatsapp_qr', 'default', true],
+    ['whatsapp', 'whatsapp', 'whatsapp_api', 'default', true],
+    ['instagram', 'instagram', 'instagram', 'default', false],
+    ['ig', 'instagram', 'instagram', 'default', false],
+    ['facebook', 'facebook', 'messenger', 'default', false],
+    ['telegram', 'telegram', 'telegram', 'default', false],
+    ['line', 'line', null, 'none', false],
+    // A job queued by an older bridge (no raw engine): the normalised name, so the safe side.
+    [null, 'whatsapp', 'whatsapp_api', 'default', true],
+  ])('without channels:, raw engine %s (normalised %s) is %s', (rawEngine, engine, kind, source, assumed) => {
+    const resolved = resolveChannelKind(noChannels, {
+      id: 'ch_x',
+      name: null,
+      engine,
+      ...(rawEngine === null ? {} : { rawEngine }),
+    });
+    expect(resolved).toMatchObject({ kind, source });
+    expect(resolved.assumption !== null).toBe(assumed);
+  });
+
+  it('without channels:, the window holds on WhatsApp API, Instagram and Messenger and not on WhatsApp QR', () => {
+    const late = new Date(MON_10.getTime() - 25 * 3_600_000);
+    const state = (rawEngine: string, engine: string) =>
+      replyWindow(noChannels, { id: 'c', name: null, engine, rawEngine }, late, MON_10);
+    expect(state('waba', 'whatsapp')).toMatchObject({ applies: true, open: false });
+    expect(state('instagram', 'instagram')).toMatchObject({ applies: true, open: false });
+    expect(state('facebook', 'facebook')).toMatchObject({ applies: true, open: false });
+    expect(state('wa', 'whatsapp')).toMatchObject({ applies: false, open: true, channelKind: 'whatsapp_qr' });
+  });
+
+  it('a channels: entry with engine waba matches the raw engine, whatsapp matches every WhatsApp', () => {
+    const entries = (engine: string) => ({
+      channels: [{ match: { engine, channelId: undefined, channelName: undefined }, kind: 'other' as const }],
+    });
+    const waba = { id: 'c', name: null, engine: 'whatsapp', rawEngine: 'waba' };
+    const wa = { id: 'c', name: null, engine: 'whatsapp', rawEngine: 'wa' };
+    expect(resolveChannelKind(entries('waba'), waba)).toMatchObject({ kind: 'other', source: 'channels' });
+    expect(resolveChannelKind(entries('waba'), wa)).toMatchObject({ kind: 'whatsapp_qr', source: 'default' });
+    expect(resolveChannelKind(entries('whatsapp'), wa)).toMatchObject({ kind: 'other', source: 'channels' });
   });
 
   it('counts a message_in event as the latest customer message', () => {

@@ -127,4 +127,43 @@ describe('reconcileAgainstHistory', () => {
   it('compares texts without links, case or extra spaces', () => {
     expect(comparableText('  Halo   https://a.b/c DUNIA ')).toBe('halo dunia');
   });
+
+  // Issue 12: what the platform stores after its link rules (interface, POST /v1/message, behaviour
+  // 3), as the emulator's split-links.ts produces it. Each row failed before: the second send
+  // happened and the customer got the message twice.
+  const textReply = (text: string): PlannedAction => ({ ...reply, message: { text } });
+  it.each<[string, string, string[]]>([
+    [
+      'image link split off before a comma',
+      'See https://img.example/a.jpg, thanks',
+      ['See, thanks', 'https://img.example/a.jpg'],
+    ],
+    [
+      'image link split off and unreachable link removed',
+      'Foto: https://img.example/a.jpg dan katalog https://down.example/k.pdf. Terima kasih!',
+      ['Foto: dan katalog. Terima kasih!', 'https://img.example/a.jpg'],
+    ],
+    ['reachable link kept, trailing dot', 'Lihat https://toko.example/p.', ['Lihat https://toko.example/p.']],
+    [
+      'only image links: the image messages remain',
+      'https://img.example/a.jpg https://img.example/b.png',
+      ['https://img.example/a.jpg', 'https://img.example/b.png'],
+    ],
+    ['a single link is sent as it stands', 'https://img.example/a.jpg', ['https://img.example/a.jpg']],
+  ])('finds a reply the platform rewrote: %s', (_name, sent, stored) => {
+    const history = stored.map((text, i) => msg({ id: i + 1, messageId: `m${i + 1}`, text }));
+    expect(reconcileAgainstHistory(textReply(sent), t0, history, new Set(), 5_000)).toEqual({
+      kind: 'present',
+      messageId: 'm1',
+    });
+  });
+
+  it.each<[string, string, string]>([
+    ['other words around the same link', 'See https://img.example/a.jpg, thanks', 'See you'],
+    ['another link only', 'https://img.example/a.jpg https://img.example/b.png', 'https://img.example/c.jpg'],
+  ])('does not take another message for a rewritten reply: %s', (_name, sent, stored) => {
+    expect(reconcileAgainstHistory(textReply(sent), t0, [msg({ text: stored })], new Set(), 5_000).kind).toBe(
+      'absent',
+    );
+  });
 });

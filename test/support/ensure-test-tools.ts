@@ -1,0 +1,107 @@
+/**
+ * First step of `npm test` (issue 12: the README's test command must pass on a fresh machine).
+ * The suites need two programs npm cannot install: `redis-server` (integration tests and the fault
+ * suite start private ones) and Chromium at /usr/bin/chromium (the inbox page's browser test,
+ * driven by playwright-core). When one is missing, this installs it with apt-get if it runs as
+ * root on a machine with apt, and otherwise stops at once with the exact command to run, instead
+ * of letting the suites fail minutes later.
+ *
+ * `TEST_TOOLS_DRY_RUN=1` prints what would be done without doing it.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+
+export const CHROMIUM_PATH = '/usr/bin/chromium';
+
+export interface Tool {
+  /** What the suites need, for messages. */
+  name: string;
+  /** The apt package that provides it (Debian/Ubuntu). */
+  aptPackage: string;
+  present: () => boolean;
+}
+
+export const TOOLS: readonly Tool[] = [
+  {
+    name: 'redis-server',
+    aptPackage: 'redis-server',
+    present: () => spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0,
+  },
+  { name: `Chromium (${CHROMIUM_PATH})`, aptPackage: 'chromium', present: () => existsSync(CHROMIUM_PATH) },
+];
+
+export type ToolPlan =
+  | { action: 'none' }
+  | { action: 'install'; packages: string[]; commands: string[][] }
+  | { action: 'stop'; message: string };
+
+/** What to do about the missing tools. Pure, so that each case has a unit test. */
+export function planTools(missing: readonly Tool[], host: { isRoot: boolean; hasApt: boolean }): ToolPlan {
+  if (missing.length === 0) return { action: 'none' };
+  const packages = missing.map((tool) => tool.aptPackage);
+  const names = missing.map((tool) => tool.name).join(' and ');
+  if (host.isRoot && host.hasApt) {
+    return {
+      action: 'install',
+      packages,
+      commands: [
+        ['apt-get', 'update', '-qq'],
+        ['apt-get', 'install', '-y', '-qq', ...packages],
+      ],
+    };
+  }
+  const how = host.hasApt
+    ? `run: sudo apt-get update && sudo apt-get install -y ${packages.join(' ')}`
+    : `install ${packages.join(' and ')} with your package manager (Chromium must be at ${CHROMIUM_PATH})`;
+  return {
+    action: 'stop',
+    message: `npm test needs ${names}, which npm cannot install and ${host.isRoot ? 'apt-get is not available here' : 'this user cannot install with apt-get (not root)'}; ${how}, then run npm test again`,
+  };
+}
+
+function hasApt(): boolean {
+  return spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).status === 0;
+}
+
+function main(): number {
+  const missing = TOOLS.filter((tool) => !tool.present());
+  const plan = planTools(missing, { isRoot: process.getuid?.() === 0, hasApt: hasApt() });
+  const dryRun = process.env.TEST_TOOLS_DRY_RUN === '1';
+  if (plan.action === 'none') {
+    console.log('test tools: redis-server and Chromium are installed');
+    return 0;
+  }
+  if (plan.action === 'stop') {
+    console.error(`test tools: ${plan.message}`);
+    return 1;
+  }
+  console.log(`test tools: installing ${plan.packages.join(' ')} with apt-get (npm cannot install them)`);
+  for (const [command = '', ...args] of plan.commands) {
+    if (dryRun) {
+      console.log(`test tools (dry run): ${[command, ...args].join(' ')}`);
+      continue;
+    }
+    const result = spawnSync(command, args, {
+      stdio: 'inherit',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
+    if (result.status !== 0) {
+      console.error(
+        `test tools: \`${[command, ...args].join(' ')}\` failed (exit ${result.status ?? result.signal}); run it by hand and read its error, then run npm test again`,
+      );
+      return 1;
+    }
+  }
+  if (dryRun) return 0;
+  const still = missing.filter((tool) => !tool.present());
+  if (still.length > 0) {
+    console.error(
+      `test tools: ${still.map((tool) => tool.name).join(' and ')} still missing after apt-get install ${plan.packages.join(' ')}; install it by hand, then run npm test again`,
+    );
+    return 1;
+  }
+  return 0;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) process.exit(main());
