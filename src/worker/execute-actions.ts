@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Logger } from 'pino';
 import type { ConversationEvent } from '../events/conversation-event.js';
+import type { RunLogger } from '../observe/logger.js';
 import type { BridgeKeys } from '../queue/redis-keys.js';
 import { begin, decide, finish, type LedgerEntry } from './action-ledger.js';
 import { classifyFailure, type FailureClass, type PlatformErrorClassifier } from './classify-failure.js';
@@ -67,7 +67,7 @@ export interface ExecutionContext {
   reconcileSkewMs: number;
   /** On a replay from the dead-letter set, actions that failed for good are tried again. */
   replay: boolean;
-  log: Logger;
+  log: RunLogger;
   onAction?: (report: ActionReport) => void;
   onWindowBlocked?: (action: PlannedAction) => void;
 }

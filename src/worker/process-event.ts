@@ -2,6 +2,7 @@ import { DelayedError, type Job, type Queue, UnrecoverableError } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ConversationEvent } from '../events/conversation-event.js';
+import { lazyChild } from '../observe/logger.js';
 import { type BatchedEvent, EventBatchDataSchema } from '../queue/event-job.js';
 import { type BridgeKeys, eventId, orderMember } from '../queue/redis-keys.js';
 import type { PlatformErrorClassifier } from './classify-failure.js';
@@ -238,9 +239,7 @@ async function runEvent(
 ): Promise<EventRunResult> {
   const { event } = item;
   const conversationId = event.conversationId ?? '';
-  const log = deps.log.isLevelEnabled('info')
-    ? deps.log.child({ conversationId, eventKey: event.key })
-    : deps.log;
+  const log = lazyChild(deps.log, () => ({ conversationId, eventKey: event.key }));
   if (prepared.gate.released) {
     log.warn(
       { released: prepared.gate.released },

@@ -1,6 +1,6 @@
 import { UnrecoverableError } from 'bullmq';
-import type { Logger } from 'pino';
 import type { ConversationEvent } from '../events/conversation-event.js';
+import type { RunLogger } from '../observe/logger.js';
 import type { StoredFacts } from './conversation-facts.js';
 import { type ActionReport, executeActions } from './execute-actions.js';
 import type { PlannedAction, RulesPort } from './ports.js';
@@ -18,7 +18,7 @@ export interface RunSubject {
   rules: RulesPort;
   replay: boolean;
   state: RunState;
-  log: Logger;
+  log: RunLogger;
 }
 
 /**
