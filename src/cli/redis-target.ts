@@ -6,8 +6,11 @@ import type { Env } from '../config/interpolate-env.js';
 import { loadConfig } from '../config/load-config.js';
 import { DEFAULT_CONFIG_PATH, resolveConfigPath } from '../config/resolve-config-path.js';
 import { describeError } from '../shared/errors.js';
+import { redisAddress } from '../shared/redis-address.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
+
+export { redisAddress };
 
 /** Which Redis and key prefix an operator command works on, and where that came from. */
 export interface RedisTarget {
@@ -110,16 +113,6 @@ export async function resolveRedisTarget(
     prefix: flags.prefix ?? 'cb',
     source: flags.redisUrl === undefined ? '$REDIS_URL' : '--redis-url',
   };
-}
-
-/** `host:port` of a Redis URL, for messages (never the password). */
-export function redisAddress(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.hostname}:${parsed.port || '6379'}`;
-  } catch {
-    return 'an invalid URL';
-  }
 }
 
 export interface ConnectOptions {
