@@ -18,7 +18,9 @@ describe('createOutageReporter: one warning per interval while Redis is away', (
     ]);
     expect(reporter.isDown()).toBe(true);
     now = 61_000;
-    expect(reporter.up()).toBe('Redis at 10.0.0.5:6379 is reachable again after 61 s: taking webhooks and jobs');
+    expect(reporter.up()).toBe(
+      'Redis at 10.0.0.5:6379 is reachable again after 61 s: taking webhooks and jobs',
+    );
     expect(reporter.isDown()).toBe(false);
   });
 });
@@ -38,7 +40,9 @@ describe('quietConnectionErrors', () => {
   it('drops connection errors during a reported outage, keeps everything else, children included', () => {
     const { lines, logger } = capture();
     let down = true;
-    const quiet = quietConnectionErrors(logger, { isDown: () => down, intervalMs: 30_000 }).child({ mode: 'start' });
+    const quiet = quietConnectionErrors(logger, { isDown: () => down, intervalMs: 30_000 }).child({
+      mode: 'start',
+    });
     quiet.error({ err: 'connect ECONNREFUSED 127.0.0.1:6379' }, 'events worker error');
     quiet.warn({ err: 'Connection is closed.' }, 'redis (worker commands) connection error');
     quiet.warn({ err: 'conversation not found' }, 'events job will be retried');
