@@ -1,5 +1,6 @@
 import type { ChannelConfig, ChannelKind } from '../config/config-schema.js';
 import type { ConversationEvent } from '../events/conversation-event.js';
+import { engineMatchValues } from './engine-values.js';
 
 /** What replyWindow needs from the config (BridgeConfig and CompiledRules both have it). */
 export interface ReplyWindowSource {
@@ -26,7 +27,8 @@ export function channelKind(
 ) {
   for (const entry of config.channels) {
     const { engine, channelId, channelName } = entry.match;
-    if (engine !== undefined && engine.toLowerCase() !== channel.engine.toLowerCase()) continue;
+    // `engine: messenger` stands for the canonical facebook too (engine-values.ts).
+    if (engine !== undefined && !engineMatchValues(engine).includes(channel.engine.toLowerCase())) continue;
     if (channelId !== undefined && channelId !== channel.id) continue;
     if (channelName !== undefined && channelName.toLowerCase() !== (channel.name ?? '').toLowerCase())
       continue;
