@@ -127,6 +127,21 @@ interface TestResult {
   reason: string;
 }
 
+/** Closer than this to `now`, the event's time is "now" in reasons. */
+const SAME_MOMENT_MS = 60_000;
+
+/**
+ * The instant `business_hours` is judged at: when the event happened (the customer wrote), not
+ * when the worker got to it. After a backlog or an outage, a message written at 16:55 is still
+ * "during opening hours" at 17:30 (issue 13, item 12). An event time in the future (a platform
+ * clock ahead of ours) or an unreadable one counts as now.
+ */
+export function businessHoursInstant(event: Pick<ConversationEvent, 'occurredAt'>, now: Date): Date {
+  const occurred = Date.parse(event.occurredAt);
+  if (!Number.isFinite(occurred) || occurred > now.getTime()) return now;
+  return new Date(occurred);
+}
+
 function lastCustomerMessageAt(event: ConversationEvent, facts: ConversationFacts): Date | null {
   if (event.kind !== 'message_in') return facts.lastCustomerMessageAt;
   const occurred = new Date(event.occurredAt);
@@ -333,9 +348,14 @@ function evaluateCondition(cond: CompiledCondition, ctx: EvalContext, match: Mat
       return flagTest(cond.flag, cond.value, ctx);
     case 'business_hours': {
       if (!ctx.rules.businessHours) return { ok: false, reason: 'no business hours configured' };
-      ctx.hours ??= businessHoursAt(ctx.rules.businessHours, ctx.now);
+      const at = businessHoursInstant(ctx.event, ctx.now);
+      ctx.hours ??= businessHoursAt(ctx.rules.businessHours, at);
       const state = ctx.hours.open ? 'open' : 'closed';
-      return { ok: state === cond.want, reason: `business hours are ${state} (${ctx.hours.label})` };
+      const reason =
+        ctx.now.getTime() - at.getTime() < SAME_MOMENT_MS
+          ? `business hours are ${state} (${ctx.hours.label})`
+          : `business hours were ${state} when the message was written (${ctx.hours.label})`;
+      return { ok: state === cond.want, reason };
     }
     case 'keywords': {
       const hits = cond.keywords.filter((k) => ctx.found.has(k.id));
