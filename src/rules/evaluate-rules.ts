@@ -10,7 +10,14 @@ import {
 } from './compile-rules.js';
 import { findKeywords } from './keyword-index.js';
 import { normalizeWords } from './normalize-text.js';
-import type { ConversationFacts, Plan, PlannedAction, ReplyWindowPlan, RuleOutcome } from './plan.js';
+import type {
+  BlockedReply,
+  ConversationFacts,
+  Plan,
+  PlannedAction,
+  ReplyWindowPlan,
+  RuleOutcome,
+} from './plan.js';
 import { replyWindow } from './reply-window.js';
 import { renderTemplate, type TemplateContext } from './template.js';
 
@@ -27,6 +34,7 @@ export function evaluateRules(
 ): Plan {
   const table = rules.byKind[event.kind];
   const actions: PlannedAction[] = [];
+  const blockedReplies: BlockedReply[] = [];
   // Outcomes of the rules that were evaluated; the others keep their precomputed outcome
   // (wrong kind, or none of their keywords in the text).
   const evaluated = new Map<number, RuleOutcome>();
@@ -50,6 +58,7 @@ export function evaluateRules(
       found,
       lastCustomerMessageAt: lastCustomerMessageAt(event, facts),
       hours: undefined,
+      blockedReplies,
     };
     for (const index of candidates) {
       const rule = rules.rules[index];
@@ -66,7 +75,7 @@ export function evaluateRules(
     .filter(([, outcome]) => outcome.status === 'matched')
     .sort(([a], [b]) => a - b)
     .map(([, outcome]) => outcome);
-  return withLazyOutcomes(actions, matched, () => {
+  return withLazyOutcomes(actions, matched, blockedReplies, () => {
     const outcomes = table.defaults.slice();
     for (const [index, outcome] of evaluated) outcomes[index] = outcome;
     if (stoppedBy) {
@@ -89,12 +98,14 @@ export function evaluateRules(
 function withLazyOutcomes(
   actions: PlannedAction[],
   matched: RuleOutcome[],
+  blockedReplies: BlockedReply[],
   build: () => RuleOutcome[],
 ): Plan {
   let outcomes: RuleOutcome[] | undefined;
   return {
     actions,
     matched,
+    blockedReplies,
     get outcomes() {
       outcomes ??= build();
       return outcomes;
@@ -113,6 +124,7 @@ interface EvalContext {
   found: ReadonlyMap<number, number>;
   lastCustomerMessageAt: Date | null;
   hours: BusinessHoursState | undefined;
+  blockedReplies: BlockedReply[];
 }
 
 interface MatchInfo {
@@ -272,6 +284,7 @@ function planAction(
         notes.push(
           `action ${id} (reply): the ${ctx.rules.replyWindow.hours}-hour reply window of this ${state.channelKind} conversation is closed (${since}); when_closed actions planned instead`,
         );
+        ctx.blockedReplies.push({ rule: rule.name, actionId: id });
         return whenClosed;
       }
       const window: ReplyWindowPlan = {

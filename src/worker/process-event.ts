@@ -45,6 +45,8 @@ export interface EventProcessorDeps {
   onAction?: (report: ActionReport) => void;
   onWindowBlocked?: (action: PlannedAction) => void;
   onPlan?: (plan: FrozenPlan, kind: string) => void;
+  /** Once per event, when its plan is first frozen (retries reuse it): exactly-once counts. */
+  onPlanFrozen?: (plan: Plan) => void;
 }
 
 export interface EventJobResult {
@@ -224,7 +226,10 @@ async function frozenPlan(
   };
   const key = deps.keys.plan(eventKey);
   const written = await deps.redis.set(key, JSON.stringify(plan), 'EX', PLAN_TTL_SECONDS, 'NX');
-  if (written === 'OK') return plan;
+  if (written === 'OK') {
+    deps.onPlanFrozen?.(evaluated);
+    return plan;
+  }
   const winner = await deps.redis.get(key);
   return winner ? (JSON.parse(winner) as FrozenPlan) : plan;
 }
