@@ -183,6 +183,7 @@ export class EmulatorAdmin {
       retryDelaysMs: options.webhookRetryDelaysMs,
       timeoutMs: options.webhookTimeoutMs,
       logSize: options.deliveryLogSize,
+      onFailure: options.onWebhookFailure,
     });
     const webhookContext = {
       form: options.form,
