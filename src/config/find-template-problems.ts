@@ -26,7 +26,9 @@ export function findTemplateProblems(document: unknown): TemplateProblem[] {
   const walk = (value: unknown, path: ConfigPath, depth: number) => {
     if (depth > 64 || value === null || typeof value !== 'object') return;
     if (Array.isArray(value)) {
-      value.forEach((item, i) => walk(item, [...path, i], depth + 1));
+      value.forEach((item, i) => {
+        walk(item, [...path, i], depth + 1);
+      });
       return;
     }
     for (const [key, item] of Object.entries(value as Record<string, unknown>)) {

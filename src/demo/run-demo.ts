@@ -434,7 +434,7 @@ export async function runDemo(options: RunDemoOptions): Promise<DemoResult> {
           adminUser: bridge.config.config.admin.username,
           adminPassword: credentials.adminPassword,
           logFile,
-          tryIt: `npx tsx src/cli.ts send-test-webhook --url ${webhookUrl} --secret ${credentials.webhookSecret} --event complaint --conversation conv-budi`,
+          tryIt: `npx convo-bridge send-test-webhook --url ${webhookUrl} --secret ${credentials.webhookSecret} --event complaint --conversation conv-budi`,
           live: options.keep,
         },
         warnings: await readWarnings(logFile),
