@@ -39,6 +39,8 @@ export interface RunBridgeOptions {
 
 /** How long a start waits for the worker to connect before carrying on without it. */
 const WORKER_START_WAIT_MS = 3_000;
+/** Longest wait for each part to close when Redis is unreachable at shutdown. */
+const UNREACHABLE_CLOSE_MS = 2_000;
 
 export interface RunningBridge {
   /** Where the receiver (or the worker's health server) listens; null when nothing does. */
@@ -236,12 +238,23 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
       log.info({ reason }, 'shutting down: readiness off, draining HTTP, finishing in-flight jobs');
       watcher.close();
       await closeHttp?.().catch((error: unknown) => log.warn({ err: describeError(error) }, 'HTTP drain'));
-      await receiver
-        ?.close()
-        .catch((error: unknown) => log.warn({ err: describeError(error) }, 'receiver close'));
-      await composed
-        ?.close()
-        .catch((error: unknown) => log.warn({ err: describeError(error) }, 'worker close'));
+      // Without Redis no job can finish (every step writes to it) and closing connections waits
+      // for a reconnect that may never come: stop at once, bounded; unfinished jobs are retried.
+      const redisAway = outage.isDown() || redis.status !== 'ready';
+      if (redisAway) log.warn({ redis: address }, 'Redis is unreachable: not waiting for in-flight jobs');
+      const bound = redisAway ? UNREACHABLE_CLOSE_MS : Number.POSITIVE_INFINITY;
+      await settleWithin(
+        receiver
+          ?.close()
+          .catch((error: unknown) => log.warn({ err: describeError(error) }, 'receiver close')),
+        bound,
+      );
+      await settleWithin(
+        composed
+          ?.close(redisAway ? 0 : undefined)
+          .catch((error: unknown) => log.warn({ err: describeError(error) }, 'worker close')),
+        bound,
+      );
       if (redis.status === 'ready') await redis.quit().catch(() => undefined);
       else redis.disconnect();
       log.info('stopped');
@@ -333,6 +346,22 @@ function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
     promise,
     new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/** Waits for `promise` for at most `ms` (never rejects: callers log their own errors). */
+async function settleWithin(promise: Promise<unknown> | undefined, ms: number): Promise<void> {
+  if (promise === undefined) return;
+  if (!Number.isFinite(ms)) {
+    await promise;
+    return;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    promise,
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
     }),
   ]).finally(() => clearTimeout(timer));
 }

@@ -84,6 +84,21 @@ describe('a bridge started while Redis is down', () => {
     expect(bridge.logs.some((line) => line.includes('is reachable again'))).toBe(true);
   });
 
+  it('start: SIGTERM while Redis is still down exits 0 within a few seconds', async () => {
+    const redisPort = await findFreePort();
+    world = await createWorld({
+      config: await exampleConfig({ hours: 'open' }),
+      redisUrl: `redis://127.0.0.1:${redisPort}`,
+    });
+    const bridge = world.bridges[0] as BridgeProcess;
+    const stopAt = Date.now();
+    expect(await bridge.stop('SIGTERM')).toBe(0);
+    expect(Date.now() - stopAt).toBeLessThan(10_000);
+    expect(bridge.logs.join('\n')).toContain('Redis is unreachable: not waiting for in-flight jobs');
+    // Only so that the world's own cleanup (which deletes its keys) has a Redis to talk to.
+    redis = await startRedisServer({ port: redisPort });
+  });
+
   it.each(['serve', 'work'] as const)(
     '%s behaves the same: up, /healthz 200, /readyz 503 naming Redis, few lines',
     async (mode) => {
