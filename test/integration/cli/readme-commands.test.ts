@@ -104,6 +104,15 @@ describe('every convo-bridge command the README shows works as written (issue 13
     expect(result.stdout).toContain(`Usage: convo-bridge ${command}`);
   });
 
+  it('npm install builds dist/ (prepare), which npx convo-bridge runs', () => {
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as {
+      scripts: Record<string, string>;
+      bin: Record<string, string>;
+    };
+    expect(pkg.scripts.prepare).toBe('npm run build');
+    expect(pkg.bin['convo-bridge']).toBe('dist/cli.js');
+  });
+
   it('npx convo-bridge --version prints the version', async () => {
     const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
     const result = await npx(['--version']);
