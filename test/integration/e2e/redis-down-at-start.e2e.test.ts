@@ -84,6 +84,43 @@ describe('a bridge started while Redis is down', () => {
     expect(bridge.logs.some((line) => line.includes('is reachable again'))).toBe(true);
   });
 
+  it('start: Redis going away while running gives one report, not a flood, and work resumes when it returns', async () => {
+    redis = await startRedisServer();
+    world = await createWorld({ config: await exampleConfig({ hours: 'open' }), redisUrl: redis.url });
+    const w = world;
+    const base = `http://127.0.0.1:${w.env.PORT}`;
+    const bridge = w.bridges[0] as BridgeProcess;
+    w.conversation('c-before', { type: 'whatsapp_qr', id: 'ch_wa_qr' });
+    w.say('c-before', 'Saya mau komplain');
+    await waitFor(() => w.notes('c-before').length === 1, { timeoutMs: 15_000, what: 'the first note' });
+
+    const linesBefore = bridge.logs.length;
+    await redis.kill();
+    await waitFor(async () => (await fetch(`${base}/readyz`)).status === 503, {
+      timeoutMs: 10_000,
+      intervalMs: 200,
+      what: '/readyz 503 after Redis died',
+    });
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 15_000));
+    const during = bridge.logs.slice(linesBefore).filter((line) => line.trim() !== '');
+    expect(during.length, during.join('\n')).toBeLessThan(10);
+    expect(during.join('\n')).not.toMatch(/\n\s+at /);
+
+    await redis.restart();
+    await waitFor(async () => (await fetch(`${base}/readyz`)).status === 200, {
+      timeoutMs: 15_000,
+      intervalMs: 200,
+      what: '/readyz 200 once Redis is back',
+    });
+    w.conversation('c-after', { type: 'whatsapp_qr', id: 'ch_wa_qr' });
+    w.say('c-after', 'Saya mau komplain');
+    await waitFor(() => w.notes('c-after').length === 1, {
+      timeoutMs: 15_000,
+      what: 'the note after Redis returned',
+    });
+  });
+
   it('start: SIGTERM while Redis is still down exits 0 within a few seconds', async () => {
     const redisPort = await findFreePort();
     world = await createWorld({
