@@ -7,7 +7,8 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # `npm install` with the committed lockfile (exact pinned versions): npm 11's `npm ci` refuses
 # lockfiles that lack other platforms' optional packages (npm/cli#8805), which ours do.
-RUN npm install --no-audit --no-fund
+# --ignore-scripts: the package's own `prepare` (the build) needs src/, copied below.
+RUN npm install --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build && npm prune --omit=dev

@@ -1,6 +1,5 @@
 import { Queue } from 'bullmq';
 import type { Command } from 'commander';
-import { Redis } from 'ioredis';
 import { bridgeKeys, QUEUE_NAMES } from '../queue/redis-keys.js';
 import {
   countDeadLetters,
@@ -12,104 +11,112 @@ import {
   retryDeadLetter,
 } from '../worker/dead-letters.js';
 import { CliError } from './cli-error.js';
-import { EXIT } from './exit-codes.js';
+import {
+  addRedisTargetOptions,
+  otherPrefixesWith,
+  type RedisTarget,
+  type RedisTargetFlags,
+  redisAddress,
+  resolveRedisTarget,
+  runWithRedis,
+} from './redis-target.js';
 import type { CliIo } from './run-cli.js';
 
-interface RedisTarget {
-  redisUrl: string;
-  prefix: string;
+/** A table with a header row, columns padded to their widest cell. */
+export function formatTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((title, i) =>
+    Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)),
+  );
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  return `${[line(header), ...rows.map(line)].join('\n')}\n`;
 }
 
-/** Resolves where the dead letters live; replaced by the config-aware resolver when wired. */
-export type RedisTargetResolver = (options: {
-  config?: string;
-  redisUrl?: string;
-  prefix?: string;
-}) => Promise<RedisTarget>;
-
-export const defaultRedisTarget: RedisTargetResolver = async (options) => ({
-  redisUrl: options.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-  prefix: options.prefix ?? 'cb',
-});
-
-async function withRedis<T>(target: RedisTarget, run: (redis: Redis) => Promise<T>): Promise<T> {
-  const redis = new Redis(target.redisUrl, {
-    maxRetriesPerRequest: 1,
-    enableOfflineQueue: true,
-    lazyConnect: true,
-  });
-  redis.on('error', () => {});
-  try {
-    await redis.connect();
-  } catch (error) {
-    throw new CliError(
-      `cannot reach Redis at ${new URL(target.redisUrl).host}: is it running? (set --redis-url or redis.url)`,
-      {
-        exitCode: EXIT.unavailable,
-        cause: error,
-      },
-    );
-  }
-  try {
-    return await run(redis);
-  } catch (error) {
-    if (error instanceof DeadLetterNotFoundError) throw new CliError(error.message, { cause: error });
-    throw error;
-  } finally {
-    redis.disconnect();
-  }
+/** Where an empty listing looked, and which other prefixes hold entries (the usual mistake). */
+export function emptyHint(what: string, target: RedisTarget, others: readonly string[]): string {
+  const where = `no ${what} under prefix "${target.prefix}" at ${redisAddress(target.redisUrl)} (from ${target.source})`;
+  if (others.length === 0) return `${where}\n`;
+  return `${where}\nthis Redis has ${what} under prefix ${others.map((p) => `"${p}"`).join(', ')}: pass --prefix ${others[0]}, or --config with the bridge's config\n`;
 }
 
-function summary(entry: DeadLetter): string {
+function row(entry: DeadLetter): string[] {
   return [
     entry.id,
     entry.failedAt,
     entry.queue,
     entry.code,
     entry.conversationId ?? '-',
-    entry.reason.slice(0, 80),
-  ].join('  ');
+    entry.reason.replace(/\s+/g, ' ').slice(0, 80),
+  ];
 }
 
-export function registerDlqCommand(
-  program: Command,
-  io: CliIo,
-  resolve: RedisTargetResolver = defaultRedisTarget,
-): void {
-  const dlq = program
-    .command('dlq')
-    .description('inspect and replay dead letters: events or timers that exhausted their attempts')
-    .option('-c, --config <file>', 'bridge config (for redis.url and redis.prefix)')
-    .option('--redis-url <url>', 'Redis URL (overrides the config)')
-    .option('--prefix <prefix>', 'key prefix (overrides the config)')
-    .addHelpText(
-      'after',
-      `
+function parseLimit(value: string): number {
+  const limit = Number(value);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) {
+    throw new CliError(`--limit must be a whole number from 1 to 10000, not "${value}"`);
+  }
+  return limit;
+}
+
+/** `convo-bridge dlq list|show ID|retry ID|purge ID|--all`. */
+export function registerDlqCommand(program: Command, io: CliIo): void {
+  const dlq = addRedisTargetOptions(
+    program
+      .command('dlq')
+      .description('inspect and replay dead letters: events or timers that exhausted their attempts'),
+  ).addHelpText(
+    'after',
+    `
+Redis: --config (or config/bridge.yaml, then $CONVO_BRIDGE_CONFIG) gives redis.url and redis.prefix,
+as for start; --redis-url and --prefix override them. Unreachable Redis: exit 2 within 5 s.
+
 Examples:
   convo-bridge dlq list --config config/bridge.yaml
-  convo-bridge dlq show ev-1a2b...-1763700000000
-  convo-bridge dlq retry ev-1a2b...-1763700000000     # actions already done are not repeated
-  convo-bridge dlq purge --all`,
-    );
-  const target = () => resolve(dlq.opts<{ config?: string; redisUrl?: string; prefix?: string }>());
+  convo-bridge dlq list --redis-url redis://10.0.0.5:6379 --prefix cb --json
+  convo-bridge dlq show ev-1a2b...-1763700000000 --config config/bridge.yaml
+  convo-bridge dlq retry ev-1a2b...-1763700000000 --config config/bridge.yaml   # actions already done are not repeated
+  convo-bridge dlq purge --all --config config/bridge.yaml`,
+  );
+  const target = () => resolveRedisTarget(dlq.opts<RedisTargetFlags>());
+  const withRedis = async <T>(work: Parameters<typeof runWithRedis<T>>[1]): Promise<T> => {
+    try {
+      return await runWithRedis(await target(), work);
+    } catch (error) {
+      if (error instanceof DeadLetterNotFoundError) throw new CliError(error.message, { cause: error });
+      throw error;
+    }
+  };
 
   dlq
     .command('list')
     .description('list dead letters, newest first')
-    .option('--limit <n>', 'how many', '50')
-    .option('--json', 'print JSON lines')
+    .option('--limit <n>', 'show at most this many (1-10000)', '50')
+    .option('--json', 'print a JSON array (full entries)')
     .action(async (options: { limit: string; json?: boolean }) => {
+      const limit = parseLimit(options.limit);
       const where = await target();
-      await withRedis(where, async (redis) => {
+      await runWithRedis(where, async (redis) => {
         const keys = bridgeKeys(where.prefix);
-        const entries = await listDeadLetters(redis, keys, { limit: Number(options.limit) || 50 });
-        const total = await countDeadLetters(redis, keys);
+        const entries = await listDeadLetters(redis, keys, { limit });
         if (options.json) {
-          for (const entry of entries) io.stdout(`${JSON.stringify(entry)}\n`);
+          io.stdout(`${JSON.stringify(entries, null, 2)}\n`);
           return;
         }
-        io.stdout(`${total} dead letter(s)\n`);
-        for (const entry of entries) io.stdout(`${summary(entry)}\n`);
+        if (entries.length === 0) {
+          const others = await otherPrefixesWith(redis, 'bridge:dead:index', where.prefix);
+          io.stdout(emptyHint('dead letters', where, others));
+          return;
+        }
+        const total = await countDeadLetters(redis, keys);
+        io.stdout(
+          `${total} dead letter(s) under prefix "${where.prefix}" at ${redisAddress(where.redisUrl)}${total > entries.length ? `, newest ${entries.length} shown` : ''}\n`,
+        );
+        io.stdout(
+          formatTable(['ID', 'FAILED AT', 'QUEUE', 'CODE', 'CONVERSATION', 'REASON'], entries.map(row)),
+        );
       });
     });
 
@@ -118,7 +125,7 @@ Examples:
     .description('print one dead letter in full (JSON)')
     .action(async (id: string) => {
       const where = await target();
-      await withRedis(where, async (redis) => {
+      await withRedis(async (redis) => {
         io.stdout(`${JSON.stringify(await getDeadLetter(redis, bridgeKeys(where.prefix), id), null, 2)}\n`);
       });
     });
@@ -128,7 +135,7 @@ Examples:
     .description('put a dead letter back on its queue (completed actions are not repeated)')
     .action(async (id: string) => {
       const where = await target();
-      await withRedis(where, async (redis) => {
+      await withRedis(async (redis) => {
         const queues = {
           events: new Queue(QUEUE_NAMES.events, { connection: redis, prefix: where.prefix }),
           timers: new Queue(QUEUE_NAMES.timers, { connection: redis, prefix: where.prefix }),
@@ -147,11 +154,13 @@ Examples:
     .description('delete one dead letter, or all with --all')
     .option('--all', 'delete every dead letter')
     .action(async (id: string | undefined, options: { all?: boolean }) => {
-      if (!id && !options.all) throw new CliError('say which dead letter to purge, or pass --all');
+      if (!id && !options.all)
+        throw new CliError('say which dead letter to purge (an id from `dlq list`), or pass --all');
+      if (id && options.all) throw new CliError('give an id or --all, not both');
       const where = await target();
-      await withRedis(where, async (redis) => {
+      await withRedis(async (redis) => {
         const removed = await purgeDeadLetters(redis, bridgeKeys(where.prefix), id);
-        io.stdout(`purged ${removed} dead letter(s)\n`);
+        io.stdout(`purged ${removed} dead letter(s) under prefix "${where.prefix}"\n`);
       });
     });
 }

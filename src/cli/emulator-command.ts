@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
 import { EmulatorError } from '../emulator/emulator-error.js';
-import type { EmulatorOptions } from '../emulator/emulator-options.js';
+import type { EmulatorOptions, WebhookFailure } from '../emulator/emulator-options.js';
 import { startEmulator } from '../emulator/start-emulator.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
@@ -31,10 +31,10 @@ interface EmulatorFlags {
 
 const EXAMPLES = `
 Examples:
-  # the current form on port 4010, webhooks to a local receiver
-  # (webhook calls carry the Secret Key in Authorization unless --webhook-secret says otherwise)
+  # the current form on port 4010, webhooks to a bridge on this machine (its receiver.path);
+  # webhook calls carry the Secret Key in Authorization unless --webhook-secret says otherwise
   $ convo-bridge emulator --port 4010 --business-id biz-1 --secret s3cret \\
-      --webhook-url http://127.0.0.1:3000/webhook
+      --webhook-url http://127.0.0.1:8080/webhooks/platform
 
   # the earlier form (plain bearer, HTTP error codes, 100/10 requests per minute), seeded
   $ convo-bridge emulator --form earlier --business-id biz-1 --secret s3cret --seed conversations.yaml
@@ -46,9 +46,20 @@ Examples:
   $ convo-bridge emulator --port 0 --business-id biz-1 --secret s3cret --random-seed 7 \\
       --webhook-retry-delays 5000,10000,20000 --request-log-size 500000 --delivery-log-size 100000
 
-It prints the API URL and the inbox page URL, and stops on Ctrl+C (SIGINT) or SIGTERM.
+It prints the API URL and the inbox page URL, one line on stderr per failed webhook attempt, and
+stops on Ctrl+C (SIGINT) or SIGTERM.
 Admin API and curl session: docs/emulator.md.
 `;
+
+/** One stderr line per failed webhook attempt: what, where, why, and what happens next. */
+export function describeWebhookFailure(f: WebhookFailure): string {
+  const what = `webhook ${f.deliveryId} ${f.event} (${f.conversationId}) to ${f.url}: attempt ${f.attempt}/${f.maxAttempts} failed: ${f.error}`;
+  if (f.retryInMs !== null) {
+    const wait = f.retryInMs < 1000 ? `${f.retryInMs} ms` : `${Math.round(f.retryInMs / 100) / 10} s`;
+    return `${what}; retrying in ${wait}`;
+  }
+  return `${what}; gave up (is the bridge running at that URL, with that path and secret? see GET /_emulator/deliveries)`;
+}
 
 function parseInteger(value: string, flag: string, min: number, max: number): number {
   if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
@@ -219,7 +230,11 @@ export function registerEmulatorCommand(program: Command, io: CliIo): void {
     )
     .addHelpText('after', EXAMPLES)
     .action(async (flags: EmulatorFlags) => {
-      const options = emulatorOptionsFromFlags(flags);
+      const options: EmulatorOptions = {
+        ...emulatorOptionsFromFlags(flags),
+        // Failed deliveries were visible only at /_emulator/deliveries (issue 13, item 9).
+        onWebhookFailure: (failure) => io.stderr(`${describeWebhookFailure(failure)}\n`),
+      };
       let emulator: Awaited<ReturnType<typeof startEmulator>>;
       try {
         emulator = await startEmulator(options);

@@ -43,7 +43,10 @@ export function registerExplainCommand(program: Command, io: CliIo): void {
       'event JSON file: a webhook body as the platform sends it, or a canonical ConversationEvent',
     )
     .option('-c, --config <file>', 'config file (default: config/bridge.yaml, then $CONVO_BRIDGE_CONFIG)')
-    .option('--now <iso>', 'evaluate as of this instant (default: now)')
+    .option(
+      '--now <iso>',
+      'evaluate as of this instant (default: now); business_hours is judged at the event time',
+    )
     .option('--facts <file>', 'conversation facts JSON (see below)')
     .option('--json', 'print the plan as JSON')
     .addHelpText('after', EXAMPLES)

@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { ConvoBridgeError, describeError } from '../shared/errors.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
+import { packageVersion } from './package-version.js';
 import { registerCommands } from './register-commands.js';
 
 export interface CliIo {
@@ -17,6 +18,7 @@ const defaultIo: CliIo = {
 export function buildProgram(io: CliIo = defaultIo): Command {
   const program = new Command('convo-bridge')
     .description('Integration worker for AI customer-service inboxes.')
+    .version(packageVersion(), '-V, --version', 'print the version and exit')
     .showHelpAfterError('(add --help for usage and examples)')
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .exitOverride();

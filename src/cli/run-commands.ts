@@ -47,7 +47,8 @@ Example:
 
 Stops gracefully on SIGTERM or SIGINT (readiness off, HTTP drained, in-flight jobs finished within
 worker.shutdown_grace); a second signal exits at once. Exit codes: 0 stopped cleanly, 1 invalid
-config, 2 Redis or a port unavailable.`,
+config, 2 a port unavailable. Redis down is not an exit: the process stays up (/healthz 200, /readyz
+503 with the reason, webhooks 503), warns once per 30 s, and resumes by itself when Redis is back.`,
       )
       .action(async (options: { config?: string; port?: string }) => {
         const configPath = resolveConfigPath(options.config);
@@ -80,6 +81,9 @@ config, 2 Redis or a port unavailable.`,
         }
         if (bridge.url) io.stdout(`convo-bridge ${mode}: listening on ${bridge.url}\n`);
         process.exitCode = await bridge.stopped;
+        // Everything is closed; a connection still retrying an unreachable Redis must not keep
+        // the process alive after a stop (issue 13: SIGTERM while Redis is down).
+        setTimeout(() => process.exit(), 1_000).unref();
       });
   }
 }

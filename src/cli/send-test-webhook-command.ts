@@ -16,7 +16,8 @@ Examples:
   # the dashboard's test ping to a bridge on this machine
   $ convo-bridge send-test-webhook --url http://127.0.0.1:8080/webhooks/platform --secret "$WEBHOOK_SECRET"
 
-  # a complaint in conversation conv-42 (config/demo.yaml escalates it and forwards it to the CRM)
+  # a complaint in conversation conv-42, which must exist on the platform for the bridge's actions
+  # to succeed (config/demo.yaml escalates it and forwards it to the CRM)
   $ convo-bridge send-test-webhook --url http://127.0.0.1:8080/webhooks/platform --secret "$WEBHOOK_SECRET" \\
       --event complaint --conversation conv-42
 
@@ -25,7 +26,8 @@ Examples:
       --event ai-unsure --form earlier
 
 The secret goes in the Authorization header, as the platform sends it. Prints the HTTP status and
-the body. Exit codes: 0 the receiver answered {"success":true}, 1 it answered anything else (wrong
+the body. {"success":true} means the event was stored (queued), not that the bridge acted on it:
+without --conversation the id is made up, unknown to the platform, and the job dead-letters. Exit codes: 0 the receiver answered {"success":true}, 1 it answered anything else (wrong
 secret, bad URL path...), 2 it could not be reached.`;
 
 interface Flags {
@@ -145,6 +147,19 @@ export function registerSendTestWebhookCommand(program: Command, io: CliIo): voi
           exitCode: EXIT.invalidInput,
           code: 'WEBHOOK_REJECTED',
         });
+      }
+      if (flags.event === 'test') {
+        io.stdout('acknowledged: the test ping is answered and not queued\n');
+      } else {
+        // 200 means stored, not done: the worker acts later and may still fail (issue 13, item 8).
+        io.stdout(
+          `queued: the receiver stored the event; the worker acts on it in the background (this tool does not wait). Check the conversation on the platform, the bridge's log, or \`convo-bridge dlq list\`\n`,
+        );
+        if (flags.conversation === undefined) {
+          io.stderr(
+            `warning: conversation ${conversationId} was made up, so the platform does not know it: its notes, need-human and replies will fail ("conversation not found") and the job will land in the dead letters. Pass --conversation with the id of a conversation that exists on the platform (with the emulator, create one first: POST /_emulator/conversations)\n`,
+          );
+        }
       }
       process.exitCode = EXIT.ok;
     });

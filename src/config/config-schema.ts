@@ -6,7 +6,7 @@ import {
   parseOpeningRange,
   WEEKDAYS,
 } from '../rules/business-hours.js';
-import { durationSchema, ruleSchema, simpleActionSchema } from '../rules/rule-schema.js';
+import { durationSchema, engineValueSchema, ruleSchema, simpleActionSchema } from '../rules/rule-schema.js';
 import { parseSize, SIZE_HINT, SIZE_REGEX_SOURCE } from './duration.js';
 
 /**
@@ -300,7 +300,7 @@ const businessHoursSchema = z.strictObject({
 const channelSchema = z.strictObject({
   match: z
     .strictObject({
-      engine: nonEmpty.optional(),
+      engine: engineValueSchema.optional(),
       channel_id: nonEmpty.optional(),
       channel_name: nonEmpty.optional(),
     })

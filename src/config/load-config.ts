@@ -11,6 +11,7 @@ import {
 import { ConfigError, type ConfigIssue } from './config-error.js';
 import { type BridgeConfig, configSchema } from './config-schema.js';
 import { describeZodIssues, type SchemaProblem } from './describe-zod-issues.js';
+import { findTemplateProblems } from './find-template-problems.js';
 import { type Env, interpolateEnv, type MissingVariable, type SubstitutedValue } from './interpolate-env.js';
 
 export interface LoadedConfig {
@@ -177,7 +178,10 @@ function parseWithinLimits(text: string, options: LoadOptions & { fileName: stri
       ),
     );
   }
-  if (!result.success) throw new ConfigError(issues, { cause: result.error });
+  if (!result.success) {
+    for (const problem of findTemplateProblems(value)) issues.push(toIssue({ ...problem, atKey: false }));
+    throw new ConfigError(dedupe(issues), { cause: result.error });
+  }
 
   const compiled = compileRules(result.data);
   for (const problem of compiled.problems) issues.push(toIssue({ ...problem, atKey: false }));

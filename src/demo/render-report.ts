@@ -179,7 +179,7 @@ export function renderReport(input: DemoReportInput): string {
     `  inbox         ${l.inbox}`,
     `  metrics       ${l.metrics}`,
     `  queues        ${l.queues}  (user ${l.adminUser}, password ${l.adminPassword})`,
-    `  bridge log    ${l.logFile}`,
+    `  bridge log    ${l.logFile}${input.problems.length > 0 ? ' (kept: the demo failed)' : ' (removed when the demo ends)'}`,
   );
   if (l.live) lines.push('', 'Send a webhook yourself (or use the inbox page forms):', `  ${l.tryIt}`);
   if (input.warnings.length > 0) {

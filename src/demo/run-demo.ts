@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -177,6 +177,12 @@ export async function runDemo(options: RunDemoOptions): Promise<DemoResult> {
     cleanups.push(() => Promise.all([eventsQueue.close(), timersQueue.close()]));
     const workDir = await mkdtemp(join(tmpdir(), 'convo-bridge-demo-'));
     const logFile = join(workDir, 'bridge.log');
+    // The folder (the bridge's log) goes when the demo ends well; a failed run keeps it to be read.
+    // Pushed before the bridge's cleanup, so it runs after the bridge has stopped writing.
+    let keepWorkDir = true;
+    cleanups.push(async () => {
+      if (!keepWorkDir) await rm(workDir, { recursive: true, force: true });
+    });
     const credentials = {
       businessId: 'toko-maju',
       secret: secret(),
@@ -428,7 +434,7 @@ export async function runDemo(options: RunDemoOptions): Promise<DemoResult> {
           adminUser: bridge.config.config.admin.username,
           adminPassword: credentials.adminPassword,
           logFile,
-          tryIt: `npx tsx src/cli.ts send-test-webhook --url ${webhookUrl} --secret ${credentials.webhookSecret} --event complaint --conversation conv-budi`,
+          tryIt: `npx convo-bridge send-test-webhook --url ${webhookUrl} --secret ${credentials.webhookSecret} --event complaint --conversation conv-budi`,
           live: options.keep,
         },
         warnings: await readWarnings(logFile),
@@ -437,6 +443,7 @@ export async function runDemo(options: RunDemoOptions): Promise<DemoResult> {
       }),
     );
 
+    keepWorkDir = problems.length > 0;
     if (options.keep && options.waitForStop) {
       out('\nEverything keeps running. Press Ctrl+C to stop.\n');
       await options.waitForStop();

@@ -186,6 +186,7 @@ export class EmulatorAdmin {
       retryDelaysMs: options.webhookRetryDelaysMs,
       timeoutMs: options.webhookTimeoutMs,
       logSize: options.deliveryLogSize,
+      onFailure: options.onWebhookFailure,
     });
     this.handoverTarget = options.handoverWebhook;
     this.apiFeatureOn = options.apiFeature;

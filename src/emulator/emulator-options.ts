@@ -104,8 +104,26 @@ export const EmulatorOptionsSchema = z.strictObject({
   version: nonEmpty.default('1.3'),
   /** Clock (epoch ms) for message times, windows and rate limits; tests may pass their own. */
   now: z.custom<() => number>((value) => typeof value === 'function').optional(),
+  /** Told about every failed webhook attempt (the CLI prints them; issue 13, item 9). */
+  onWebhookFailure: z
+    .custom<(failure: WebhookFailure) => void>((value) => typeof value === 'function')
+    .optional(),
 });
 export type EmulatorOptions = z.input<typeof EmulatorOptionsSchema>;
+
+/** One failed webhook attempt, as the emulator reports it. */
+export interface WebhookFailure {
+  deliveryId: string;
+  event: string;
+  conversationId: string;
+  url: string;
+  attempt: number;
+  maxAttempts: number;
+  /** Why: "ECONNREFUSED", "HTTP 404: ...", "the answer is not a JSON body with success: true". */
+  error: string;
+  /** Milliseconds until the next attempt; null when this was the last one (the delivery failed). */
+  retryInMs: number | null;
+}
 
 export interface ResolvedEmulatorOptions {
   readonly port: number;
@@ -134,6 +152,7 @@ export interface ResolvedEmulatorOptions {
   readonly deliveryLogSize: number;
   readonly version: string;
   readonly now: () => number;
+  readonly onWebhookFailure: ((failure: WebhookFailure) => void) | undefined;
 }
 
 /** The earlier form's limits (spec, "Limits"). */
@@ -194,5 +213,6 @@ export function resolveEmulatorOptions(input: unknown): ResolvedEmulatorOptions 
     deliveryLogSize: o.deliveryLogSize,
     version: o.version,
     now: o.now ?? Date.now,
+    onWebhookFailure: o.onWebhookFailure,
   };
 }

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describeError } from '../shared/errors.js';
 import { EmulatorError } from './emulator-error.js';
+import type { WebhookFailure } from './emulator-options.js';
 import type { WebhookPayload } from './webhook-payload.js';
 
 /**
@@ -62,6 +63,8 @@ export interface WebhookDispatcherOptions {
   readonly timeoutMs: number;
   /** Deliveries kept for inspection (oldest finished ones are dropped first). */
   readonly logSize: number;
+  /** Told about every failed attempt, so a person running the emulator sees it. */
+  readonly onFailure?: ((failure: WebhookFailure) => void) | undefined;
 }
 
 /** The spec's limit: at most 4 attempts. */
@@ -235,6 +238,22 @@ export class WebhookDispatcher {
         this.finish(record, 'delivered', null);
         return;
       }
+      const last = attempt === MAX_WEBHOOK_ATTEMPTS;
+      this.options.onFailure?.({
+        deliveryId: record.id,
+        event: record.event,
+        conversationId: record.conversationId,
+        url: target.url,
+        attempt,
+        maxAttempts: MAX_WEBHOOK_ATTEMPTS,
+        error:
+          result.httpStatus === null
+            ? (result.error ?? 'no answer')
+            : `HTTP ${result.httpStatus}: ${result.error ?? 'not a success'}`,
+        retryInMs: last
+          ? null
+          : (this.options.retryDelaysMs[attempt - 1] ?? this.options.retryDelaysMs.at(-1) ?? 0),
+      });
     }
     this.finish(record, 'failed', `no success after ${MAX_WEBHOOK_ATTEMPTS} attempts`);
   }

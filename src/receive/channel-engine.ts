@@ -2,7 +2,7 @@
  * Engine spellings seen in webhooks (webhook-payloads.md §2: `wa`, `whatsapp`, `waba`, `ig`, `fb`,
  * `webchat`...) mapped onto the names the rules use (KNOWN_ENGINES in conversation-event.ts).
  */
-const ENGINE_ALIASES: ReadonlyMap<string, string> = new Map([
+export const ENGINE_ALIASES: ReadonlyMap<string, string> = new Map([
   ['wa', 'whatsapp'],
   ['whatsapp', 'whatsapp'],
   ['waba', 'whatsapp'],

@@ -2,6 +2,7 @@ import { RE2JS } from 're2js';
 import type { BridgeConfig, ChannelConfig, ChannelKind } from '../config/config-schema.js';
 import { EVENT_KINDS, type EventKind } from '../events/conversation-event.js';
 import { type BusinessHours, compileBusinessHours } from './business-hours.js';
+import { engineMatchValues } from './engine-values.js';
 import { createKeywordIndexBuilder, type KeywordIndex } from './keyword-index.js';
 import type { RuleOutcome } from './plan.js';
 import type { ActionConfig, ConditionConfig } from './rule-schema.js';
@@ -260,7 +261,10 @@ function compileCondition(cond: ConditionConfig, path: Path, ctx: ConditionConte
         type: 'field',
         field,
         values,
-        normalized: new Set(values.map((v) => normalizeValue(field, v))),
+        // `engine: messenger` also matches events whose (normalised) engine is facebook.
+        normalized: new Set(
+          values.flatMap((v) => (field === 'engine' ? engineMatchValues(v) : [normalizeValue(field, v)])),
+        ),
       });
     }
   }

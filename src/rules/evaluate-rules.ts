@@ -10,7 +10,14 @@ import {
 } from './compile-rules.js';
 import { findKeywords } from './keyword-index.js';
 import { normalizeWords } from './normalize-text.js';
-import type { ConversationFacts, Plan, PlannedAction, ReplyWindowPlan, RuleOutcome } from './plan.js';
+import type {
+  BlockedReply,
+  ConversationFacts,
+  Plan,
+  PlannedAction,
+  ReplyWindowPlan,
+  RuleOutcome,
+} from './plan.js';
 import { replyWindow } from './reply-window.js';
 import { renderTemplate, type TemplateContext } from './template.js';
 
@@ -27,6 +34,7 @@ export function evaluateRules(
 ): Plan {
   const table = rules.byKind[event.kind];
   const actions: PlannedAction[] = [];
+  const blockedReplies: BlockedReply[] = [];
   // Outcomes of the rules that were evaluated; the others keep their precomputed outcome
   // (wrong kind, or none of their keywords in the text).
   const evaluated = new Map<number, RuleOutcome>();
@@ -50,6 +58,7 @@ export function evaluateRules(
       found,
       lastCustomerMessageAt: lastCustomerMessageAt(event, facts),
       hours: undefined,
+      blockedReplies,
     };
     for (const index of candidates) {
       const rule = rules.rules[index];
@@ -66,7 +75,7 @@ export function evaluateRules(
     .filter(([, outcome]) => outcome.status === 'matched')
     .sort(([a], [b]) => a - b)
     .map(([, outcome]) => outcome);
-  return withLazyOutcomes(actions, matched, () => {
+  return withLazyOutcomes(actions, matched, blockedReplies, () => {
     const outcomes = table.defaults.slice();
     for (const [index, outcome] of evaluated) outcomes[index] = outcome;
     if (stoppedBy) {
@@ -89,12 +98,14 @@ export function evaluateRules(
 function withLazyOutcomes(
   actions: PlannedAction[],
   matched: RuleOutcome[],
+  blockedReplies: BlockedReply[],
   build: () => RuleOutcome[],
 ): Plan {
   let outcomes: RuleOutcome[] | undefined;
   return {
     actions,
     matched,
+    blockedReplies,
     get outcomes() {
       outcomes ??= build();
       return outcomes;
@@ -113,6 +124,7 @@ interface EvalContext {
   found: ReadonlyMap<number, number>;
   lastCustomerMessageAt: Date | null;
   hours: BusinessHoursState | undefined;
+  blockedReplies: BlockedReply[];
 }
 
 interface MatchInfo {
@@ -125,6 +137,21 @@ interface MatchInfo {
 interface TestResult {
   ok: boolean;
   reason: string;
+}
+
+/** Closer than this to `now`, the event's time is "now" in reasons. */
+const SAME_MOMENT_MS = 60_000;
+
+/**
+ * The instant `business_hours` is judged at: when the event happened (the customer wrote), not
+ * when the worker got to it. After a backlog or an outage, a message written at 16:55 is still
+ * "during opening hours" at 17:30 (issue 13, item 12). An event time in the future (a platform
+ * clock ahead of ours) or an unreadable one counts as now.
+ */
+export function businessHoursInstant(event: Pick<ConversationEvent, 'occurredAt'>, now: Date): Date {
+  const occurred = Date.parse(event.occurredAt);
+  if (!Number.isFinite(occurred) || occurred > now.getTime()) return now;
+  return new Date(occurred);
 }
 
 function lastCustomerMessageAt(event: ConversationEvent, facts: ConversationFacts): Date | null {
@@ -257,6 +284,7 @@ function planAction(
         notes.push(
           `action ${id} (reply): the ${ctx.rules.replyWindow.hours}-hour reply window of this ${state.channelKind} conversation is closed (${since}); when_closed actions planned instead`,
         );
+        ctx.blockedReplies.push({ rule: rule.name, actionId: id });
         return whenClosed;
       }
       const window: ReplyWindowPlan = {
@@ -333,9 +361,14 @@ function evaluateCondition(cond: CompiledCondition, ctx: EvalContext, match: Mat
       return flagTest(cond.flag, cond.value, ctx);
     case 'business_hours': {
       if (!ctx.rules.businessHours) return { ok: false, reason: 'no business hours configured' };
-      ctx.hours ??= businessHoursAt(ctx.rules.businessHours, ctx.now);
+      const at = businessHoursInstant(ctx.event, ctx.now);
+      ctx.hours ??= businessHoursAt(ctx.rules.businessHours, at);
       const state = ctx.hours.open ? 'open' : 'closed';
-      return { ok: state === cond.want, reason: `business hours are ${state} (${ctx.hours.label})` };
+      const reason =
+        ctx.now.getTime() - at.getTime() < SAME_MOMENT_MS
+          ? `business hours are ${state} (${ctx.hours.label})`
+          : `business hours were ${state} when the message was written (${ctx.hours.label})`;
+      return { ok: state === cond.want, reason };
     }
     case 'keywords': {
       const hits = cond.keywords.filter((k) => ctx.found.has(k.id));

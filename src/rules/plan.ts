@@ -73,4 +73,16 @@ export interface Plan {
   matched: RuleOutcome[];
   /** What to do, in order, templates rendered. */
   actions: PlannedAction[];
+  /**
+   * Replies the rules wanted but replaced by `reply_window.when_closed` because the window was
+   * already closed when planning (one entry per reply, also when when_closed is empty). The worker
+   * counts them in convo_bridge_window_blocked_replies_total once the plan is frozen (issue 13).
+   */
+  blockedReplies: readonly BlockedReply[];
+}
+
+export interface BlockedReply {
+  rule: string;
+  /** The reply's action id (`rule#index`). */
+  actionId: string;
 }

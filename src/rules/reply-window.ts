@@ -1,6 +1,7 @@
 import type { ChannelConfig, ChannelKind } from '../config/config-schema.js';
 import type { ConversationEvent } from '../events/conversation-event.js';
 import { defaultChannelKind } from './default-channel-kind.js';
+import { engineMatchValues } from './engine-values.js';
 
 /** What replyWindow needs from the config (BridgeConfig and CompiledRules both have it). */
 export interface ReplyWindowSource {
@@ -29,10 +30,17 @@ export interface ResolvedChannelKind {
   assumption: string | null;
 }
 
-/** True when a `match.engine` of the config names this channel's engine, normalised or raw. */
+/**
+ * True when a `match.engine` of the config names this channel's engine, normalised or raw. A
+ * platform spelling also matches the canonical engine it stands for (`messenger` matches
+ * `facebook`), except WhatsApp's: `waba` and `wa` tell API from QR numbers, so they match the raw
+ * name only (`whatsapp` matches both).
+ */
 export function engineMatches(wanted: string, channel: ConversationEvent['channel']): boolean {
   const want = wanted.trim().toLowerCase();
-  return want === channel.engine.toLowerCase() || want === (channel.rawEngine ?? '').toLowerCase();
+  const engine = channel.engine.toLowerCase();
+  if (want === engine || want === (channel.rawEngine ?? '').toLowerCase()) return true;
+  return engine !== 'whatsapp' && engineMatchValues(want).includes(engine);
 }
 
 /**

@@ -2,6 +2,7 @@ import { RE2JS } from 're2js';
 import { z } from 'zod';
 import { DURATION_HINT, DURATION_REGEX_SOURCE, parseDuration } from '../config/duration.js';
 import { EVENT_KINDS, type EventKind } from '../events/conversation-event.js';
+import { engineValueProblem } from './engine-values.js';
 import { normalizeWords } from './normalize-text.js';
 
 /**
@@ -32,6 +33,11 @@ export function oneOrMany<T extends z.ZodType<string>>(item: T) {
 
 const nonEmpty = z.string().trim().min(1, { error: 'must not be empty' });
 const eventKindSchema = z.enum(EVENT_KINDS);
+/** An engine the platform sends (canonical or its own spelling); see engine-values.ts. */
+export const engineValueSchema = nonEmpty.superRefine((value, ctx) => {
+  const problem = engineValueProblem(value);
+  if (problem !== null) ctx.addIssue({ code: 'custom', message: problem, input: value });
+});
 
 const keywordSchema = z
   .string()
@@ -102,7 +108,7 @@ export const conditionSchema: z.ZodType<ConditionConfig> = z
   .lazy(() =>
     z
       .strictObject({
-        engine: oneOrMany(nonEmpty).optional(),
+        engine: oneOrMany(engineValueSchema).optional(),
         channel_id: oneOrMany(nonEmpty).optional(),
         channel_name: oneOrMany(nonEmpty).optional(),
         sender: oneOrMany(nonEmpty).optional(),

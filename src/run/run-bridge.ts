@@ -13,9 +13,11 @@ import { bridgeJobOptions } from '../queue/job-options.js';
 import { bridgeKeys } from '../queue/redis-keys.js';
 import { createReceiver, type Receiver } from '../receive/create-receiver.js';
 import { describeError } from '../shared/errors.js';
+import { redisAddress } from '../shared/redis-address.js';
 import { mountAdmin } from './admin-routes.js';
 import { type ComposedWorker, composeWorker } from './compose-worker.js';
 import { registerQueueGauges } from './queue-gauges.js';
+import { createOutageReporter, quietConnectionErrors } from './redis-outage.js';
 
 export type BridgeMode = 'start' | 'serve' | 'work';
 
@@ -32,7 +34,14 @@ export interface RunBridgeOptions {
   stallWindowMs?: number;
   /** The worker's clock (rules, windows). Only the demo's simulated morning sets it. */
   now?: () => Date;
+  /** While Redis is unreachable, one warning per this interval (default 30 s). */
+  outageReportIntervalMs?: number;
 }
+
+/** How long a start waits for the worker to connect before carrying on without it. */
+const WORKER_START_WAIT_MS = 3_000;
+/** Longest wait for each part to close when Redis is unreachable at shutdown. */
+const UNREACHABLE_CLOSE_MS = 2_000;
 
 export interface RunningBridge {
   /** Where the receiver (or the worker's health server) listens; null when nothing does. */
@@ -52,7 +61,13 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
   const env = options.env ?? process.env;
   const loaded = await loadConfig(options.configPath, { env });
   const { config } = loaded;
-  const logger = options.logger ?? createLogger({ level: config.log.level });
+  const baseLogger = options.logger ?? createLogger({ level: config.log.level });
+  const address = redisAddress(config.redis.url);
+  // Redis down must not flood the log (issue 13): one report per interval from the control
+  // connection below; the same errors from the other connections are dropped meanwhile.
+  const outageIntervalMs = options.outageReportIntervalMs ?? 30_000;
+  const outage = createOutageReporter({ address, intervalMs: outageIntervalMs });
+  const logger = quietConnectionErrors(baseLogger, { isDown: outage.isDown, intervalMs: outageIntervalMs });
   const log = logger.child({ mode: options.mode });
   // Issue 12: say at start-up which defaults the config relies on (unmapped WhatsApp channels...).
   for (const line of describeConfigDefaults(config)) log.info(`config default: ${line}`);
@@ -68,8 +83,19 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
   const redis = new Redis(config.redis.url, {
     maxRetriesPerRequest: 1,
     connectionName: 'convo-bridge:control',
+    // Reconnect at most 1 s apart, so the bridge notices soon that Redis is back.
+    retryStrategy: (times) => Math.min(times * 100, 1_000),
   });
-  redis.on('error', () => {});
+  redis.on('error', (error: Error) => {
+    const warning = outage.down(describeError(error));
+    if (warning) log.warn({ redis: address }, warning);
+  });
+  redis.on('ready', () => {
+    const back = outage.up();
+    if (back) log.info({ redis: address }, back);
+    // Checked on every (re)connection: the Redis that came back may be another one.
+    void checkRedisPolicy(redis, log);
+  });
 
   const runsWorker = options.mode !== 'serve';
   const runsReceiver = options.mode !== 'work';
@@ -77,23 +103,45 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
   let composed: ComposedWorker | undefined;
   let receiver: Receiver | undefined;
   let lastProgressAt = Date.now();
-  // A start that fails half-way (a port in use, Redis refusing) must not leave the parts already
-  // running holding the process open: close them, then report the error.
+  // A start that fails half-way (a port in use) must not leave the parts already running holding
+  // the process open: close them, then report the error.
   const failStart = async (error: unknown): Promise<never> => {
     await receiver?.close().catch(() => undefined);
     await composed?.close(0).catch(() => undefined);
-    await redis.quit().catch(() => undefined);
+    redis.disconnect();
     throw error;
   };
-  await checkRedisPolicy(redis, log);
   if (runsWorker) {
     composed = composeWorker(config, loaded.rules, {
       logger: log,
       registry,
       ...(options.now ? { now: options.now } : {}),
     });
-    await composed.worker.start().catch(failStart);
-    log.info({ concurrency: config.worker.concurrency, rules: loaded.rules.rules.length }, 'worker started');
+    for (const queue of [composed.worker.eventsQueue, composed.worker.timersQueue]) {
+      // Without a listener BullMQ prints every connection error with its stack on stderr.
+      queue.on('error', (error: Error) => log.warn({ err: error.message }, `${queue.name} queue error`));
+    }
+    // With Redis down the workers wait for it (and start taking jobs by themselves once it is
+    // back) while the receiver and the health endpoints come up: never block the start on Redis.
+    let workerStarted = false;
+    void composed.worker.start().then(
+      () => {
+        workerStarted = true;
+        log.info(
+          { concurrency: config.worker.concurrency, rules: loaded.rules.rules.length },
+          'worker started',
+        );
+      },
+      (error: unknown) => log.error({ err: describeError(error) }, 'the worker could not start'),
+    );
+    setTimeout(() => {
+      if (!workerStarted && !shuttingDown) {
+        log.warn(
+          { redis: address },
+          `the worker is waiting for Redis at ${address}; it starts taking jobs by itself once Redis answers`,
+        );
+      }
+    }, WORKER_START_WAIT_MS).unref();
   }
   const queuesForGauges = composed ? [composed.worker.eventsQueue, composed.worker.timersQueue] : [];
   registerQueueGauges(registry, queuesForGauges, redis, keys);
@@ -101,9 +149,11 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
   const stallWindowMs = options.stallWindowMs ?? 120_000;
   const readiness = async (): Promise<string | null> => {
     if (shuttingDown) return 'shutting down';
+    if (outage.isDown() || redis.status !== 'ready') return `Redis at ${address} does not answer`;
     if (!composed) return null;
     const queue = composed.worker.eventsQueue;
-    const waiting = await queue.getWaitingCount();
+    const waiting = await withDeadline(queue.getWaitingCount(), 2_000).catch(() => null);
+    if (waiting === null) return `Redis at ${address} does not answer`;
     if (waiting === 0) {
       lastProgressAt = Date.now();
       return null;
@@ -149,7 +199,7 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
     closeHttp = listening.close;
     log.info({ url: `${url}${config.receiver.path}` }, 'receiver listening');
   } else if (options.port !== undefined) {
-    const server = await healthServer(options.port, config.receiver.host, registry, redis, readiness).catch(
+    const server = await healthServer(options.port, config.receiver.host, registry, readiness).catch(
       failStart,
     );
     const address = server.address() as AddressInfo;
@@ -191,13 +241,25 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
       log.info({ reason }, 'shutting down: readiness off, draining HTTP, finishing in-flight jobs');
       watcher.close();
       await closeHttp?.().catch((error: unknown) => log.warn({ err: describeError(error) }, 'HTTP drain'));
-      await receiver
-        ?.close()
-        .catch((error: unknown) => log.warn({ err: describeError(error) }, 'receiver close'));
-      await composed
-        ?.close()
-        .catch((error: unknown) => log.warn({ err: describeError(error) }, 'worker close'));
-      await redis.quit().catch(() => undefined);
+      // Without Redis no job can finish (every step writes to it) and closing connections waits
+      // for a reconnect that may never come: stop at once, bounded; unfinished jobs are retried.
+      const redisAway = outage.isDown() || redis.status !== 'ready';
+      if (redisAway) log.warn({ redis: address }, 'Redis is unreachable: not waiting for in-flight jobs');
+      const bound = redisAway ? UNREACHABLE_CLOSE_MS : Number.POSITIVE_INFINITY;
+      await settleWithin(
+        receiver
+          ?.close()
+          .catch((error: unknown) => log.warn({ err: describeError(error) }, 'receiver close')),
+        bound,
+      );
+      await settleWithin(
+        composed
+          ?.close(redisAway ? 0 : undefined)
+          .catch((error: unknown) => log.warn({ err: describeError(error) }, 'worker close')),
+        bound,
+      );
+      if (redis.status === 'ready') await redis.quit().catch(() => undefined);
+      else redis.disconnect();
       log.info('stopped');
       resolveStopped(0);
     })();
@@ -252,7 +314,6 @@ async function healthServer(
   port: number,
   host: string,
   registry: Registry,
-  redis: Redis,
   readiness: () => Promise<string | null>,
 ): Promise<Server> {
   const app = express();
@@ -261,11 +322,7 @@ async function healthServer(
     res.json({ status: 'ok' });
   });
   app.get('/readyz', async (_req, res) => {
-    const redisOk = await redis.ping().then(
-      () => true,
-      () => false,
-    );
-    const reason = redisOk ? await readiness() : 'Redis does not answer';
+    const reason = await readiness();
     if (reason) res.status(503).json({ status: 'unavailable', error: reason });
     else res.json({ status: 'ready' });
   });
@@ -283,4 +340,31 @@ async function healthServer(
     server.listen(port, host, () => resolve());
   });
   return server;
+}
+
+/** Rejects when `promise` has not settled within `ms` (a Redis command waiting for a reconnect). */
+function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/** Waits for `promise` for at most `ms` (never rejects: callers log their own errors). */
+async function settleWithin(promise: Promise<unknown> | undefined, ms: number): Promise<void> {
+  if (promise === undefined) return;
+  if (!Number.isFinite(ms)) {
+    await promise;
+    return;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    promise,
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
 }

@@ -57,6 +57,8 @@ export interface EventProcessorDeps {
   onAction?: (report: ActionReport) => void;
   onWindowBlocked?: (action: PlannedAction) => void;
   onPlan?: (plan: FrozenPlan, kind: string) => void;
+  /** Once per event, when its plan is first frozen (retries reuse it): exactly-once counts. */
+  onPlanFrozen?: (plan: Plan) => void;
 }
 
 export interface EventRunResult {
@@ -254,38 +256,42 @@ async function runEvent(
   }
 
   const rules = deps.rules();
-  const plan = await frozenPlan(prepared, async () => {
-    const now = deps.now();
-    let planned = rules.evaluate(event, factsForEvaluation(facts, event), now);
-    const needsHistory =
-      (event.kind !== 'message_in' &&
-        !facts.lastCustomerMessageAt &&
-        planned.actions.some(dependsOnWindow)) ||
-      (rules.usesFirstMessage &&
-        event.kind === 'message_in' &&
-        !facts.historyChecked &&
-        facts.firstEventKey === event.key);
-    if (needsHistory) {
-      const learned = await learnFromHistory(
-        deps.redis,
-        deps.keys,
-        conversationId,
-        deps.platform.history(conversationId),
-        event.messageId,
-      );
-      facts = {
-        ...facts,
-        lastCustomerMessageAt: maxDate(facts.lastCustomerMessageAt, learned.lastCustomerMessageAt),
-        historyChecked: true,
-        firstEventKey:
-          learned.earlierCustomerMessages > 0 && facts.firstEventKey === event.key
-            ? 'history'
-            : facts.firstEventKey,
-      };
-      planned = rules.evaluate(event, factsForEvaluation(facts, event), now);
-    }
-    return planned;
-  });
+  const plan = await frozenPlan(
+    prepared,
+    async () => {
+      const now = deps.now();
+      let planned = rules.evaluate(event, factsForEvaluation(facts, event), now);
+      const needsHistory =
+        (event.kind !== 'message_in' &&
+          !facts.lastCustomerMessageAt &&
+          planned.actions.some(dependsOnWindow)) ||
+        (rules.usesFirstMessage &&
+          event.kind === 'message_in' &&
+          !facts.historyChecked &&
+          facts.firstEventKey === event.key);
+      if (needsHistory) {
+        const learned = await learnFromHistory(
+          deps.redis,
+          deps.keys,
+          conversationId,
+          deps.platform.history(conversationId),
+          event.messageId,
+        );
+        facts = {
+          ...facts,
+          lastCustomerMessageAt: maxDate(facts.lastCustomerMessageAt, learned.lastCustomerMessageAt),
+          historyChecked: true,
+          firstEventKey:
+            learned.earlierCustomerMessages > 0 && facts.firstEventKey === event.key
+              ? 'history'
+              : facts.firstEventKey,
+        };
+        planned = rules.evaluate(event, factsForEvaluation(facts, event), now);
+      }
+      return planned;
+    },
+    deps.onPlanFrozen,
+  );
   deps.onPlan?.(plan, event.kind);
   for (const [field, value] of Object.entries(cooldownFields(plan, deps.now()))) {
     prepared.state.stageConversation(field, value);
@@ -378,7 +384,11 @@ function maxDate(a: Date | null, b: Date | null): Date | null {
  * call that needs one). Only the actions and the matched rules are kept: serialising every rule's
  * outcome would cost O(rules) per event (see evaluate-rules.ts).
  */
-async function frozenPlan(prepared: PreparedEvent, evaluate: () => Promise<Plan>): Promise<FrozenPlan> {
+async function frozenPlan(
+  prepared: PreparedEvent,
+  evaluate: () => Promise<Plan>,
+  onFrozen?: (plan: Plan) => void,
+): Promise<FrozenPlan> {
   const stored = prepared.state.storedPlan;
   if (stored) return JSON.parse(stored) as FrozenPlan;
   const evaluated = await evaluate();
@@ -387,5 +397,6 @@ async function frozenPlan(prepared: PreparedEvent, evaluate: () => Promise<Plan>
     matched: evaluated.matched.map((m) => ({ rule: m.rule, cooldownMs: m.cooldownMs })),
   };
   if (plan.actions.length > 0) prepared.state.stagePlan(JSON.stringify(plan));
+  onFrozen?.(evaluated);
   return plan;
 }

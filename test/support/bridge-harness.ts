@@ -28,6 +28,8 @@ export async function spawnBridge(
   configPath: string,
   env: Record<string, string>,
   extraArgs: string[] = [],
+  /** A log text that says it is up (default: "worker started" for work, else "receiver listening"). */
+  upText?: string,
 ): Promise<BridgeProcess> {
   const proc = spawn(process.execPath, [CLI, mode, '--config', configPath, ...extraArgs], {
     env: { ...process.env, ...env, LOG_LEVEL: env.LOG_LEVEL ?? 'info' },
@@ -44,7 +46,7 @@ export async function spawnBridge(
   proc.stdout?.on('data', collect);
   proc.stderr?.on('data', collect);
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-  const upMarker = mode === 'work' ? 'worker started' : 'receiver listening';
+  const upMarker = upText ?? (mode === 'work' ? 'worker started' : 'receiver listening');
   await waitFor(
     () => {
       if (proc.exitCode !== null) throw new Error(`convo-bridge ${mode} exited early:\n${logs.join('\n')}`);

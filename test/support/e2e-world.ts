@@ -75,6 +75,8 @@ export async function createWorld(options: WorldOptions) {
   };
   for (const mode of options.processes ?? ['start']) await launch(mode);
   const redis: Redis = connectTestRedis(redisUrl);
+  // A world may start before its Redis does (test/integration/e2e/redis-down-at-start): it reconnects.
+  redis.on('error', () => {});
 
   const admin = emulator.admin;
   return {

@@ -99,6 +99,10 @@ describe('convo-bridge send-test-webhook against a real receiver (real Redis)', 
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ name, kind, conversationId: 'conv-42', text });
     expect(result.stdout).not.toContain(SECRET);
+    // Says that 200 means stored, not acted on (issue 13, item 8).
+    expect(result.stdout).toContain(
+      'queued: the receiver stored the event; the worker acts on it in the background',
+    );
   });
 
   it('sends the test ping by default (answered success, not stored)', async () => {
@@ -110,9 +114,12 @@ describe('convo-bridge send-test-webhook against a real receiver (real Redis)', 
   });
 
   it('gives a new conversation id when none is given', async () => {
-    await cli(['send-test-webhook', '--url', url, '--secret', SECRET, '--event', 'catalog']);
+    const result = await cli(['send-test-webhook', '--url', url, '--secret', SECRET, '--event', 'catalog']);
     const [event] = await storedEvents();
     expect(event?.conversationId).toMatch(/^conv-test-[0-9a-f]{8}$/);
+    // ...and warns that the platform does not know it, so the actions will dead-letter.
+    expect(result.stderr).toContain(`warning: conversation ${event?.conversationId} was made up`);
+    expect(result.stderr).toContain('Pass --conversation');
   });
 
   it.each([

@@ -45,10 +45,7 @@ describe('dead letters, a 401 storm and the earlier form end to end', () => {
     const dlq = ['dlq', '--redis-url', w.env.REDIS_URL ?? '', '--prefix', w.prefix];
     const listed = await cli([...dlq, 'list', '--json']);
     expect(listed.code).toBe(0);
-    const [entry] = listed.out
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line));
+    const [entry] = JSON.parse(listed.out);
     expect(entry).toMatchObject({ queue: 'events', code: 'UNRECOVERABLE', conversationId: 'c-ghost' });
     expect(entry.reason).toContain('conversation not found');
     expect(entry.actions).toContainEqual(

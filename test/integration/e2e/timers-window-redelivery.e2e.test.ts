@@ -3,6 +3,13 @@ import { waitFor } from '../../../src/shared/wait-for.js';
 import { exampleConfig } from '../../support/bridge-harness.js';
 import { createWorld, type World } from '../../support/e2e-world.js';
 
+/** One sample of the bridge's /metrics, by its full name with labels; 0 when absent. */
+async function metricValue(w: World, sample: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${w.env.PORT}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${sample} `));
+  return line === undefined ? 0 : Number(line.slice(sample.length + 1));
+}
+
 describe('timers, the 24-hour window and redeliveries end to end', () => {
   let world: World | undefined;
   afterEach(async () => {
@@ -101,6 +108,8 @@ describe('timers, the 24-hour window and redeliveries end to end', () => {
     expect(w.detail('c-late').needHuman).toBe(true);
     expect(w.requests('send', 'c-late')).toEqual([]);
     expect(w.apiMessages('c-late')).toEqual([]);
+    // The reply was replaced at planning time: the alerting metric counts it (issue 13, item 5).
+    expect(await metricValue(w, 'convo_bridge_window_blocked_replies_total{rule="after-hours"}')).toBe(1);
   });
 
   it('the same late message on a WhatsApp QR number (no window) is answered and delivered', async () => {
@@ -158,5 +167,9 @@ describe('timers, the 24-hour window and redeliveries end to end', () => {
     expect(w.notes('h-stale')[0]).toMatch(/^Reply not sent: the 24-hour window is closed \(1h( \d+m)?\)/);
     expect(w.apiMessages('h-stale')).toEqual([]);
     expect(w.requests('history', 'h-fresh').length).toBeGreaterThan(0);
+    // One blocked reply (h-stale), though the plan was evaluated twice (before and after history).
+    expect(await metricValue(w, 'convo_bridge_window_blocked_replies_total{rule="ai-offers-catalog"}')).toBe(
+      1,
+    );
   });
 });

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/cli/run-cli.js';
+import { findFreePort } from '../../../src/shared/start-redis-server.js';
 import { waitFor } from '../../../src/shared/wait-for.js';
 import { call } from './emulator-test-kit.js';
 
@@ -87,6 +88,38 @@ describe('convo-bridge emulator (CLI)', () => {
     expect(out.stdout).toContain('--form <form>');
     expect(out.stdout).toContain('Examples:');
     expect(out.stdout).toContain('convo-bridge emulator --port 4010 --business-id biz-1 --secret s3cret');
+    // Its example posts where the bridge listens (receiver.path), not to a made-up path.
+    expect(out.stdout).toContain('--webhook-url http://127.0.0.1:8080/webhooks/platform');
+    expect(out.stdout).not.toContain('/webhook ');
+  });
+
+  it('says on stderr when a webhook delivery fails, attempt by attempt (issue 13)', async () => {
+    const deadPort = await findFreePort();
+    const { output, url } = await launch([
+      '--port',
+      '0',
+      '--business-id',
+      'biz-cli',
+      '--secret',
+      'cli-secret',
+      '--webhook-url',
+      `http://127.0.0.1:${deadPort}/webhooks/platform`,
+      '--webhook-secret',
+      'whsec',
+      '--webhook-retry-delays',
+      '10,10,10',
+    ]);
+    await call(url, 'POST', '/_emulator/conversations', { body: { id: 'conv-9', label: 'Budi' } });
+    await call(url, 'POST', '/_emulator/conversations/conv-9/customer-message', { body: { text: 'halo' } });
+    await waitFor(() => output.stderr.includes('gave up'), { timeoutMs: 10_000, what: 'the give-up line' });
+    const lines = output.stderr.trim().split('\n');
+    expect(lines).toHaveLength(4);
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `^webhook dlv-1 channel\\.message_in \\(conv-9\\) to http://127\\.0\\.0\\.1:${deadPort}/webhooks/platform: attempt 1/4 failed: .*ECONNREFUSED.*; retrying in 10 ms$`,
+      ),
+    );
+    expect(lines[3]).toMatch(/attempt 4\/4 failed: .*; gave up \(is the bridge running at that URL/);
   });
 
   const base = ['emulator', '--port', '0', '--business-id', 'b', '--secret', 's'];

@@ -210,3 +210,32 @@ describe('convo-bridge schema', () => {
     expect(JSON.parse(stdout)).toEqual(configJsonSchema());
   });
 });
+
+describe('convo-bridge --version', () => {
+  it('prints the package version and exits 0', async () => {
+    const { code, stdout } = await run(['--version']);
+    expect(code).toBe(0);
+    const pkg = JSON.parse(await import('node:fs').then((fs) => fs.readFileSync('package.json', 'utf8'))) as {
+      version: string;
+    };
+    expect(stdout).toBe(`${pkg.version}\n`);
+  });
+});
+
+describe('the example config', () => {
+  it('takes the receiver host from $RECEIVER_HOST (default 0.0.0.0)', async () => {
+    Object.assign(process.env, EXAMPLE_ENV);
+    const saved = process.env.RECEIVER_HOST;
+    try {
+      process.env.RECEIVER_HOST = '127.0.0.1';
+      const local = await run(['validate', 'config/bridge.example.yaml']);
+      expect(local.stdout).toContain('receiver: 127.0.0.1:8080/webhooks/platform');
+      delete process.env.RECEIVER_HOST;
+      const all = await run(['validate', 'config/bridge.example.yaml']);
+      expect(all.stdout).toContain('receiver: 0.0.0.0:8080/webhooks/platform');
+    } finally {
+      if (saved === undefined) delete process.env.RECEIVER_HOST;
+      else process.env.RECEIVER_HOST = saved;
+    }
+  });
+});

@@ -458,3 +458,35 @@ describe('rule checks that need the whole config', () => {
     expect(problems(`${MINIMAL}${extra}`)).toEqual(expected);
   });
 });
+
+describe('every problem at once: template typos next to structural errors (issue 13)', () => {
+  it('reports {{customer.nmae}} in a rule and in when_closed while the schema also fails', () => {
+    const found = problems(`platform:
+  base_url: https://api.example.com
+  form: newest
+  auth: { scheme: headers, business_id: b, secret: s }
+receiver: { secrets: [ w ] }
+reply_window:
+  when_closed: [ { note: "closed {{window.closed_fr}}" } ]
+rules:
+  - name: hi
+    on: message_in
+    then:
+      - note: "Hi {{customer.nmae}}"
+      - after: 5m
+        then: [ { reply: { text: "later {{event.txt}}" } } ]
+`);
+    expect(found).toEqual([
+      expect.stringMatching(/^inline\.yaml:3:9: platform\.form: must be one of current, earlier/),
+      expect.stringMatching(
+        /^inline\.yaml:7:\d+: reply_window\.when_closed\.0\.note: unknown template variable \{\{window\.closed_fr\}\}/,
+      ),
+      expect.stringMatching(
+        /^inline\.yaml:12:\d+: rules\.0\.then\.0\.note: unknown template variable \{\{customer\.nmae\}\}/,
+      ),
+      expect.stringMatching(
+        /^inline\.yaml:14:\d+: rules\.0\.then\.1\.then\.0\.reply\.text: unknown template variable \{\{event\.txt\}\}/,
+      ),
+    ]);
+  });
+});

@@ -1,0 +1,194 @@
+import { type Command, Option } from 'commander';
+import { Redis } from 'ioredis';
+import { z } from 'zod';
+import { ConfigError } from '../config/config-error.js';
+import type { Env } from '../config/interpolate-env.js';
+import { loadConfig } from '../config/load-config.js';
+import { DEFAULT_CONFIG_PATH, resolveConfigPath } from '../config/resolve-config-path.js';
+import { describeError } from '../shared/errors.js';
+import { redisAddress } from '../shared/redis-address.js';
+import { CliError } from './cli-error.js';
+import { EXIT } from './exit-codes.js';
+
+export { redisAddress };
+
+/** Which Redis and key prefix an operator command works on, and where that came from. */
+export interface RedisTarget {
+  redisUrl: string;
+  prefix: string;
+  /** In words, for messages: "config/bridge.yaml (redis.url)", "--redis-url". */
+  source: string;
+}
+
+export interface RedisTargetFlags {
+  config?: string;
+  redisUrl?: string;
+  prefix?: string;
+}
+
+const FlagsSchema = z.object({
+  config: z.string().min(1).optional(),
+  redisUrl: z
+    .string()
+    .regex(
+      /^rediss?:\/\/\S+$/,
+      '--redis-url must start with redis:// or rediss:// (e.g. redis://127.0.0.1:6379)',
+    )
+    .optional(),
+  prefix: z
+    .string()
+    .regex(
+      /^[A-Za-z0-9_.-]{1,64}$/,
+      '--prefix must be 1-64 letters, digits, "_", "." or "-" (the default is "cb")',
+    )
+    .optional(),
+});
+
+/**
+ * The connection options of every command that works on a running bridge's Redis (`dlq`,
+ * `quarantine`): declared once on the parent command, so they are accepted before or after the
+ * subcommand (`dlq --config F list` and `dlq list --config F`).
+ */
+export function addRedisTargetOptions(command: Command): Command {
+  return command
+    .addOption(
+      new Option(
+        '-c, --config <file>',
+        `bridge config whose redis.url and redis.prefix to use (default: ${DEFAULT_CONFIG_PATH}, then $CONVO_BRIDGE_CONFIG)`,
+      ),
+    )
+    .addOption(new Option('--redis-url <url>', 'Redis URL; overrides the config (else $REDIS_URL)'))
+    .addOption(new Option('--prefix <prefix>', "key prefix; overrides the config's redis.prefix"));
+}
+
+/**
+ * Resolves the Redis to use, the same way for every operator command:
+ * 1. `--config FILE` (or, as for `start`, config/bridge.yaml, then $CONVO_BRIDGE_CONFIG): its
+ *    redis.url and redis.prefix, with `--redis-url`/`--prefix` overriding them when also given;
+ * 2. without a config: `--redis-url` (or $REDIS_URL) and `--prefix` (default `cb`).
+ * A config that was named but cannot be loaded is an error, never silently skipped.
+ */
+export async function resolveRedisTarget(
+  rawFlags: RedisTargetFlags,
+  env: Env = process.env,
+  exists?: (path: string) => boolean,
+): Promise<RedisTarget> {
+  const parsed = FlagsSchema.safeParse(rawFlags);
+  if (!parsed.success) {
+    throw new CliError(parsed.error.issues.map((issue) => issue.message).join('; '));
+  }
+  const flags = parsed.data;
+  const configPath = resolveConfigPath(flags.config, env, exists);
+  if (configPath !== undefined) {
+    let loaded: Awaited<ReturnType<typeof loadConfig>>;
+    try {
+      // Only redis.* is used here: the platform's and receiver's secrets need not be set.
+      loaded = await loadConfig(configPath, { env, allowMissingEnv: true });
+    } catch (error) {
+      if (error instanceof ConfigError) throw new CliError(error.message, { cause: error });
+      throw error;
+    }
+    const missing = loaded.missingEnv.find((variable) => variable.path[0] === 'redis');
+    if (missing && flags.redisUrl === undefined) {
+      throw new CliError(
+        `${configPath}:${missing.line}:${missing.column}: redis.${missing.path.slice(1).join('.')} uses \${${missing.name}}, which is not set: set it as for start, or pass --redis-url`,
+      );
+    }
+    return {
+      redisUrl: flags.redisUrl ?? loaded.config.redis.url,
+      prefix: flags.prefix ?? loaded.config.redis.prefix,
+      source: flags.redisUrl === undefined ? `${configPath} (redis.url)` : `--redis-url (over ${configPath})`,
+    };
+  }
+  const redisUrl = flags.redisUrl ?? env.REDIS_URL;
+  if (redisUrl === undefined || redisUrl === '') {
+    throw new CliError(
+      `no Redis given: pass --config FILE (its redis.url and redis.prefix are used), create ${DEFAULT_CONFIG_PATH}, or pass --redis-url redis://HOST:PORT`,
+    );
+  }
+  const checked = FlagsSchema.shape.redisUrl.safeParse(redisUrl);
+  if (!checked.success) throw new CliError(`$REDIS_URL: ${checked.error.issues[0]?.message ?? 'invalid'}`);
+  return {
+    redisUrl,
+    prefix: flags.prefix ?? 'cb',
+    source: flags.redisUrl === undefined ? '$REDIS_URL' : '--redis-url',
+  };
+}
+
+export interface ConnectOptions {
+  /** Give up after this long (refused connections fail at once; silent hosts take this long). */
+  timeoutMs?: number;
+}
+
+/**
+ * Connects once, without reconnecting: an operator command either reaches Redis within a few
+ * seconds or exits 2 naming the address. The caller must `disconnect()` (runWithRedis does).
+ */
+export async function connectRedisTarget(target: RedisTarget, options: ConnectOptions = {}): Promise<Redis> {
+  const timeoutMs = options.timeoutMs ?? 5_000;
+  const redis = new Redis(target.redisUrl, {
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    maxRetriesPerRequest: 1,
+    retryStrategy: () => null,
+    connectionName: 'convo-bridge:cli',
+  });
+  // The first socket error says why (ECONNREFUSED, ENOTFOUND...); connect() only says "closed".
+  let firstError: unknown;
+  redis.on('error', (error) => {
+    firstError ??= error;
+  });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      redis.connect().then(() => redis.ping()),
+      new Promise((_resolve, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]);
+    return redis;
+  } catch (error) {
+    redis.disconnect();
+    throw new CliError(
+      `cannot reach Redis at ${redisAddress(target.redisUrl)} (from ${target.source}): ${describeError(firstError ?? error)}; start Redis there, or point redis.url or --redis-url at the one the bridge uses`,
+      { exitCode: EXIT.unavailable, code: 'REDIS_UNAVAILABLE', cause: error },
+    );
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Runs `work` with a connection to the target and always closes it, so the command exits. */
+export async function runWithRedis<T>(target: RedisTarget, work: (redis: Redis) => Promise<T>): Promise<T> {
+  const redis = await connectRedisTarget(target);
+  try {
+    return await work(redis);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/**
+ * Other prefixes under which `keySuffix` exists (e.g. `bridge:dead:index`), for the hint after an
+ * empty listing: the usual cause is a prefix that is not the bridge's. SCAN, bounded.
+ */
+export async function otherPrefixesWith(
+  redis: Redis,
+  keySuffix: string,
+  prefix: string,
+  maxScanned = 50_000,
+): Promise<string[]> {
+  const found = new Set<string>();
+  let cursor = '0';
+  let scanned = 0;
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `*:${keySuffix}`, 'COUNT', 1000);
+    cursor = next;
+    scanned += 1000;
+    for (const key of keys) {
+      const other = key.slice(0, -(keySuffix.length + 1));
+      if (other !== prefix && other !== '') found.add(other);
+    }
+  } while (cursor !== '0' && scanned < maxScanned && found.size < 10);
+  return [...found].sort();
+}
