@@ -195,15 +195,14 @@ export async function resetPeakRss(pid: number): Promise<void> {
   await writeFile(`/proc/${pid}/clear_refs`, '5');
 }
 
-/** Fixed-width text table, numbers right-aligned. */
+/** Fixed-width text table; a column whose cells are all numbers is right-aligned. */
 export function textTable(rows: string[][]): string {
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((row) => row[i]?.length ?? 0))) ?? [];
+  const numeric = widths.map((_, i) => rows.slice(1).every((row) => /^-?[\d.]+$|^-$/.test(row[i] ?? '')));
   return rows
     .map((row) =>
       row
-        .map((cell, i) =>
-          /^[-\d.,/ x%]+$/.test(cell) ? cell.padStart(widths[i] ?? 0) : cell.padEnd(widths[i] ?? 0),
-        )
+        .map((cell, i) => (numeric[i] ? cell.padStart(widths[i] ?? 0) : cell.padEnd(widths[i] ?? 0)))
         .join('  ')
         .trimEnd(),
     )

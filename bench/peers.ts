@@ -166,16 +166,14 @@ function summarise(results: LoadResult[]): PeerRow[] {
   }
   return [...groups].map(([label, runs]) => {
     const [target = label, dup = '?'] = /^(\S+) dup=(\S+)$/.exec(label)?.slice(1) ?? [];
-    const sums = runs
-      .map(faults)
-      .reduce(
-        (a, f) => ({
-          missing: a.missing + f.missing,
-          duplicated: a.duplicated + f.duplicated,
-          wrong: a.wrong + f.wrong,
-        }),
-        { missing: 0, duplicated: 0, wrong: 0 },
-      );
+    const sums = runs.map(faults).reduce(
+      (a, f) => ({
+        missing: a.missing + f.missing,
+        duplicated: a.duplicated + f.duplicated,
+        wrong: a.wrong + f.wrong,
+      }),
+      { missing: 0, duplicated: 0, wrong: 0 },
+    );
     const rss = numbers(runs.map((r) => r.peer?.rss_max_mb));
     return {
       target,
