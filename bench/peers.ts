@@ -17,6 +17,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findFreePort } from '../src/shared/start-redis-server.js';
+import { waitFor } from '../src/shared/wait-for.js';
 import { OPEN_LOOP_P99_GOAL_MS, type OpenLoopResult, openLoopLine, runOpenLoop } from './peers-rate.js';
 import {
   faults,
@@ -104,7 +105,7 @@ function runToEnd(
   options: { cwd: string; env: NodeJS.ProcessEnv },
   timeoutMs: number,
   what: string,
-): Promise<number> {
+): Promise<{ code: number; pid: number | undefined }> {
   return new Promise((resolveRun, reject) => {
     const child: ChildProcess = spawn(command, args, { ...options, detached: true, stdio: ['ignore', 2, 2] });
     const stopGroup = () => {
@@ -128,7 +129,7 @@ function runToEnd(
       clearTimeout(timer);
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
-      resolveRun(code ?? (signal ? 128 : 1));
+      resolveRun({ code: code ?? (signal ? 128 : 1), pid: child.pid });
     });
   });
 }
@@ -254,13 +255,17 @@ async function main(): Promise<number> {
     NODE_RED_PORT: await choosePort('NODE_RED_PORT', 1880),
   };
   const dir = await mkdtemp(join(tmpdir(), 'convo-bridge-peers-'));
+  // The harness's own temp folders (its Redis's data dir: `mktemp -d`) go under ours, removed after.
+  const harnessTmp = join(dir, 'tmp');
+  await mkdir(harnessTmp);
+  let keep = false;
   try {
     const out = join(dir, 'peers.jsonl');
     const config = await writeLoopbackBridgeConfig(dir);
     process.stderr.write(
       `bench-matrix.sh N=${N} C=${C} REPS=${REPS} DUPS="${DUPS}" targets ${TARGETS.join(' ')} (${JSON.stringify(ports)})\n`,
     );
-    const code = await runToEnd(
+    const { code, pid } = await runToEnd(
       'bash',
       [join(HARNESS_DIR, 'bench-matrix.sh'), out, ...TARGETS],
       {
@@ -275,17 +280,27 @@ async function main(): Promise<number> {
           ...ports,
           BRIDGE_DIR: PROJECT_ROOT,
           BRIDGE_CONFIG: config,
+          TMPDIR: harnessTmp,
         },
       },
       HARNESS_TIMEOUT_MS,
       'bench-matrix.sh',
     );
+    // Its exit trap signals its Redis without waiting: let that Redis finish before its dir goes.
+    await waitFor(() => portIsFree(Number(ports.BRIDGE_REDIS_PORT)), {
+      timeoutMs: 10_000,
+      what: `the harness's Redis on port ${ports.BRIDGE_REDIS_PORT} to exit`,
+    }).catch(() => undefined);
+    // bench-matrix.sh writes these two logs with its own PID ($$) in the name and leaves them.
+    const logs = [`/tmp/fake-api.${pid}.log`, `/tmp/bridge.${pid}.log`];
     if (code !== 0) {
+      keep = true;
       process.stderr.write(
-        `bench-matrix.sh failed (exit ${code}); its fake API and bridge logs are /tmp/fake-api.<its pid>.log and /tmp/bridge.<its pid>.log\n`,
+        `bench-matrix.sh failed (exit ${code}); kept its logs ${logs.join(', ')} and its results and Redis data under ${dir}\n`,
       );
       return code;
     }
+    for (const log of logs) await rm(log, { force: true });
     const lines = (await readFile(out, 'utf8')).split('\n').filter(Boolean);
     const results = lines.map((line, i) => parseLoadResult(line, `${out} line ${i + 1}`));
     const rows = summarise(results);
@@ -356,7 +371,7 @@ async function main(): Promise<number> {
     );
     return 0;
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    if (!keep) await rm(dir, { recursive: true, force: true });
   }
 }
 
