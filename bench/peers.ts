@@ -12,7 +12,7 @@
  * Exits non-zero only when the harness (or a run of this script's own) fails, never for a missed goal.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -94,6 +94,28 @@ async function ensureNodeRed() {
   );
 }
 
+/** PIDs of every live descendant of `root` (from /proc), children before grandchildren. */
+function descendants(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const out: number[] = [];
+  const queue = [...(children.get(root) ?? [])];
+  for (let pid = queue.shift(); pid !== undefined; pid = queue.shift()) {
+    out.push(pid);
+    queue.push(...(children.get(pid) ?? []));
+  }
+  return out;
+}
+
 /**
  * Runs a command to its end with its output on our stderr, in its own process group so that a
  * timeout or our own SIGINT/SIGTERM stops it and everything it started (the harness's exit trap
@@ -105,19 +127,26 @@ function runToEnd(
   options: { cwd: string; env: NodeJS.ProcessEnv },
   timeoutMs: number,
   what: string,
-): Promise<{ code: number; pid: number | undefined }> {
+): Promise<{ code: number; pid: number | undefined; interrupted: boolean }> {
   return new Promise((resolveRun, reject) => {
     const child: ChildProcess = spawn(command, args, { ...options, detached: true, stdio: ['ignore', 2, 2] });
     const stopGroup = () => {
-      if (child.pid !== undefined && child.exitCode === null) {
+      if (child.pid === undefined || child.exitCode !== null) return;
+      // `timeout` (bench-matrix.sh wraps load.mjs in it) moves itself into a process group of its
+      // own, so the group signal misses it: its PID, like every descendant's, is taken first.
+      for (const pid of [-child.pid, ...descendants(child.pid)]) {
         try {
-          process.kill(-child.pid, 'SIGTERM');
+          process.kill(pid, 'SIGTERM');
         } catch {
           // already gone
         }
       }
     };
-    const onSignal = () => stopGroup();
+    let interrupted = false;
+    const onSignal = () => {
+      interrupted = true;
+      stopGroup();
+    };
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
     const timer = setTimeout(() => {
@@ -129,7 +158,7 @@ function runToEnd(
       clearTimeout(timer);
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
-      resolveRun({ code: code ?? (signal ? 128 : 1), pid: child.pid });
+      resolveRun({ code: code ?? (signal ? 128 : 1), pid: child.pid, interrupted });
     });
   });
 }
@@ -265,7 +294,7 @@ async function main(): Promise<number> {
     process.stderr.write(
       `bench-matrix.sh N=${N} C=${C} REPS=${REPS} DUPS="${DUPS}" targets ${TARGETS.join(' ')} (${JSON.stringify(ports)})\n`,
     );
-    const { code, pid } = await runToEnd(
+    const { code, pid, interrupted } = await runToEnd(
       'bash',
       [join(HARNESS_DIR, 'bench-matrix.sh'), out, ...TARGETS],
       {
@@ -293,6 +322,11 @@ async function main(): Promise<number> {
     }).catch(() => undefined);
     // bench-matrix.sh writes these two logs with its own PID ($$) in the name and leaves them.
     const logs = [`/tmp/fake-api.${pid}.log`, `/tmp/bridge.${pid}.log`];
+    if (interrupted) {
+      for (const log of logs) await rm(log, { force: true });
+      process.stderr.write('bench:peers: interrupted; the harness and everything it started were stopped\n');
+      return 130;
+    }
     if (code !== 0) {
       keep = true;
       process.stderr.write(
