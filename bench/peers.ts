@@ -8,7 +8,8 @@
  * hand-written reference bridge; PEERS_DIR (/tmp/peers) holds Node-RED, installed there with npm
  * (`node-red@4`, not a dependency of this project) when missing; FAKE_API_PORT (4000),
  * BRIDGE_REDIS_PORT (6390), NODE_RED_PORT (1880): a free port is chosen when the default is taken
- * and the variable is not set; PEERS_RATE=0 skips the open-loop run (see peers-rate.ts for its env).
+ * and the variable is not set; PEERS_RATE=0 skips the open-loop run (see peers-rate.ts for its env);
+ * PEERS_TIMEOUT_S (3600) bounds the whole harness run.
  * Exits non-zero only when the harness (or a run of this script's own) fails, never for a missed goal.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
