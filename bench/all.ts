@@ -9,10 +9,11 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type CostResult, costRows } from './cost.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-const PARTS = ['ingest', 'e2e', 'rules', 'rate-budget'] as const;
+const PARTS = ['ingest', 'e2e', 'rules', 'rate-budget', 'cost'] as const;
 
 function runPart(part: string): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -78,6 +79,7 @@ async function main() {
     allowed: number;
     seconds: number;
   }>('rate-budget');
+  const cost = await result<CostResult>('cost');
 
   const sat = ingest.rows.find((r) => r.phase === 'saturation');
   const fixed = ingest.rows.find((r) => r.phase.startsWith('fixed'));
@@ -143,6 +145,7 @@ async function main() {
       goal: '>= 95%, <= 2%',
       met: yes(rate.budgetUsedPct >= 95 && rate.rateLimitedPct <= 2),
     },
+    ...costRows(cost).map((row) => ({ area: 'cost per event', ...row })),
   ];
   const header: Row = { area: 'area', measure: 'measure', value: 'measured', goal: 'goal', met: 'met' };
   const all = [header, ...rows];

@@ -1,0 +1,246 @@
+/**
+ * `npm run bench:cost` (a part of `npm run bench`; issue 11): what one event costs, in Redis and
+ * in the bridge. A private redis-server (append-only file on), the shared harness's fake API, and
+ * `node dist/cli.js start` with the harness's bridge.yaml (host pinned to 127.0.0.1) on loopback.
+ * Idle RSS is read once `start` is ready and has settled; then a warm-up (load.mjs -n 500), then
+ * CONFIG RESETSTAT and the CPU counters, then load.mjs -n COST_N (5000) -c 32, then per event:
+ * Redis commands (INFO commandstats: every call, so a script's inner calls and MULTI/EXEC count),
+ * Redis CPU (INFO cpu, user + sys of the whole server), Redis command time (commandstats usec; a
+ * script's time already includes its inner calls, which are counted again), bridge CPU
+ * (/proc/<pid>/stat), the commands with the most calls, and peak RSS (VmHWM) under load.
+ * Before the stack starts: client CPU of one platform call through gotTransport vs bare node:http
+ * (transport-cost.ts). Env: COST_N (5000), COST_WARMUP_N (500), COST_CALLS (2000).
+ * Prints a table and writes bench/results/cost.json (read by bench/all.ts).
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { findFreePort, startRedisServer } from '../src/shared/start-redis-server.js';
+import {
+  cpuSeconds,
+  faults,
+  resetPeakRss,
+  round,
+  runLoad,
+  startFakeApi,
+  startHarnessBridge,
+  statusMb,
+  textTable,
+  writeLoopbackBridgeConfig,
+} from './peers-support.js';
+import { stopChild } from './support.js';
+import { runTransportCost, type TransportCost } from './transport-cost.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const EVENTS = Number(process.env.COST_N ?? 5000);
+const WARMUP = Number(process.env.COST_WARMUP_N ?? 500);
+const CALLS = Number(process.env.COST_CALLS ?? 2000);
+/** Settle time after `start` is ready before idle RSS is read (start-up garbage collected or not). */
+const IDLE_SETTLE_MS = 3_000;
+
+export const COST_GOALS = {
+  redisCommandsPerEvent: 20,
+  redisCpuUsPerEvent: 150,
+  bridgeCpuMsPerEvent: 0.8,
+  peakRssMb: 150,
+  idleRssMb: 110,
+} as const;
+
+export interface CostResult {
+  date: string;
+  loadAtStart: number[];
+  events: number;
+  warmup: number;
+  /** load.mjs figures of the measured run (a sanity check: the bridge must have done the work). */
+  load: { actionsPerS: number | null; missing: number; duplicated: number; wrong: number };
+  perEvent: {
+    redisCommands: number;
+    redisCpuUs: number;
+    redisCommandUs: number;
+    /** Part of redisCommandUs spent in EVAL/EVALSHA/FCALL (inner calls included). */
+    redisScriptUs: number;
+    bridgeCpuMs: number;
+  };
+  topCommands: { command: string; perEvent: number; usecPerEvent: number }[];
+  peakRssMb: number;
+  idleRssMb: number;
+  transport: TransportCost;
+  commandstats: Record<string, { calls: number; usec: number }>;
+}
+
+/** `cmdstat_hset:calls=12,usec=30,...` lines of INFO commandstats. */
+function parseCommandstats(info: string): Record<string, { calls: number; usec: number }> {
+  const out: Record<string, { calls: number; usec: number }> = {};
+  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
+    const [, name = '?', calls = '0', usec = '0'] = match;
+    out[name] = { calls: Number(calls), usec: Number(usec) };
+  }
+  return out;
+}
+
+/** used_cpu_sys + used_cpu_user of INFO cpu, in seconds (the whole server, threads included). */
+function parseCpu(info: string): number {
+  const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? Number.NaN);
+  const total = field('used_cpu_sys') + field('used_cpu_user');
+  if (!Number.isFinite(total)) throw new Error(`INFO cpu without used_cpu_sys/used_cpu_user: ${info}`);
+  return total;
+}
+
+export async function runCostBench(): Promise<CostResult> {
+  const loadAtStart = loadavg().map((n) => round(n, 2));
+  const date = new Date().toISOString();
+  // First, before anything of the stack runs: the transport alone.
+  const transport = await runTransportCost(CALLS, 16);
+
+  const dir = await mkdtemp(join(tmpdir(), 'convo-bridge-cost-'));
+  const redis = await startRedisServer({ appendOnly: true });
+  const stops: (() => Promise<void>)[] = [() => redis.stop()];
+  const client = new Redis(redis.url, { maxRetriesPerRequest: 1, lazyConnect: true });
+  stops.push(async () => client.disconnect());
+  try {
+    await client.connect();
+    const config = await writeLoopbackBridgeConfig(dir);
+    const api = await startFakeApi(await findFreePort());
+    stops.push(() => stopChild(api.child));
+    const bridge = await startHarnessBridge({
+      config,
+      fakeApiUrl: api.url,
+      redisUrl: redis.url,
+      port: await findFreePort(),
+    });
+    stops.push(() => stopChild(bridge.child));
+    await sleep(IDLE_SETTLE_MS);
+    const idleRssMb = await statusMb(bridge.pid, 'VmRSS');
+
+    const common = ['--url', bridge.url, '--api', api.url, '-c', '32', '--timeout', '120'];
+    await runLoad([...common, '-n', String(WARMUP), '--settle', '1'], 300_000);
+
+    const redisCpu0 = parseCpu(await client.info('cpu'));
+    await client.config('RESETSTAT');
+    const bridgeCpu0 = await cpuSeconds(bridge.pid);
+    await resetPeakRss(bridge.pid);
+    // --settle 0: the counters stop when the last expected call has arrived, not 2 s of idling later.
+    const run = await runLoad([...common, '-n', String(EVENTS), '--settle', '0'], 600_000);
+    const bridgeCpu1 = await cpuSeconds(bridge.pid);
+    const peakRssMb = await statusMb(bridge.pid, 'VmHWM');
+    const stats = parseCommandstats(await client.info('commandstats'));
+    const redisCpu1 = parseCpu(await client.info('cpu'));
+    delete stats['config|resetstat']; // ours
+
+    const entries = Object.entries(stats);
+    const calls = entries.reduce((sum, [, s]) => sum + s.calls, 0);
+    const usec = entries.reduce((sum, [, s]) => sum + s.usec, 0);
+    const scriptUsec = entries
+      .filter(([name]) => /^(eval|evalsha|eval_ro|evalsha_ro|fcall|fcall_ro)$/.test(name))
+      .reduce((sum, [, s]) => sum + s.usec, 0);
+    const f = faults(run);
+    return {
+      date,
+      loadAtStart,
+      events: EVENTS,
+      warmup: WARMUP,
+      load: { actionsPerS: run.actions_per_s ?? null, ...f },
+      perEvent: {
+        redisCommands: round(calls / EVENTS, 1),
+        redisCpuUs: round(((redisCpu1 - redisCpu0) * 1e6) / EVENTS, 0),
+        redisCommandUs: round(usec / EVENTS, 0),
+        redisScriptUs: round(scriptUsec / EVENTS, 0),
+        bridgeCpuMs: round(((bridgeCpu1 - bridgeCpu0) * 1000) / EVENTS, 3),
+      },
+      topCommands: entries
+        .sort((a, b) => b[1].calls - a[1].calls)
+        .slice(0, 8)
+        .map(([command, s]) => ({
+          command,
+          perEvent: round(s.calls / EVENTS, 2),
+          usecPerEvent: round(s.usec / EVENTS, 1),
+        })),
+      peakRssMb,
+      idleRssMb,
+      transport,
+      commandstats: stats,
+    };
+  } finally {
+    for (const stop of stops.reverse()) await stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const yes = (ok: boolean) => (ok ? 'yes' : 'NO');
+
+/** Rows (measure, value, goal, met) for this table and bench/all.ts's. */
+export function costRows(r: CostResult): { measure: string; value: string; goal: string; met: string }[] {
+  const g = COST_GOALS;
+  const p = r.perEvent;
+  const t = r.transport;
+  return [
+    {
+      measure: 'Redis commands per event (commandstats; script inner calls included)',
+      value: String(p.redisCommands),
+      goal: `<= ${g.redisCommandsPerEvent}`,
+      met: yes(p.redisCommands <= g.redisCommandsPerEvent),
+    },
+    {
+      measure: 'Redis CPU per event (INFO cpu, user + sys)',
+      value: `${p.redisCpuUs} us`,
+      goal: `<= ${g.redisCpuUsPerEvent} us`,
+      met: yes(p.redisCpuUs <= g.redisCpuUsPerEvent),
+    },
+    {
+      measure: 'Redis command time per event (commandstats usec; of it in scripts)',
+      value: `${p.redisCommandUs} us (${p.redisScriptUs} us)`,
+      goal: '-',
+      met: '-',
+    },
+    {
+      measure: 'bridge CPU per event (start, /proc utime + stime)',
+      value: `${p.bridgeCpuMs} ms`,
+      goal: `<= ${g.bridgeCpuMsPerEvent} ms`,
+      met: yes(p.bridgeCpuMs <= g.bridgeCpuMsPerEvent),
+    },
+    {
+      measure: 'top Redis commands, calls per event',
+      value: r.topCommands.map((c) => `${c.command} ${c.perEvent}`).join(', '),
+      goal: '-',
+      met: '-',
+    },
+    {
+      measure: `peak RSS of start under load (VmHWM, ${r.events} events, 32 in flight)`,
+      value: `${r.peakRssMb} MB`,
+      goal: `<= ${g.peakRssMb} MB`,
+      met: yes(r.peakRssMb <= g.peakRssMb),
+    },
+    {
+      measure: 'idle RSS of start (ready, before load)',
+      value: `${r.idleRssMb} MB`,
+      goal: `<= ${g.idleRssMb} MB`,
+      met: yes(r.idleRssMb <= g.idleRssMb),
+    },
+    {
+      measure: `client CPU per platform call: gotTransport vs bare node:http (${t.calls} calls, ${t.inFlight} in flight)`,
+      value: `${t.gotCpuUsPerCall} vs ${t.bareCpuUsPerCall} us = ${t.ratio}x`,
+      goal: '-',
+      met: '-',
+    },
+  ];
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const result = await runCostBench();
+  const l = result.load;
+  console.log(
+    `cost per event, ${result.events} events after ${result.warmup} warm-up, load average at start ${result.loadAtStart.join(' ')}; ` +
+      `the run: ${l.actionsPerS} actions/s, missing/dup/wrong ${l.missing}/${l.duplicated}/${l.wrong}`,
+  );
+  console.log(
+    textTable([
+      ['measure', 'measured', 'goal', 'met'],
+      ...costRows(result).map((row) => [row.measure, row.value, row.goal, row.met]),
+    ]),
+  );
+  await mkdir(join(here, 'results'), { recursive: true });
+  await writeFile(join(here, 'results', 'cost.json'), `${JSON.stringify(result, null, 2)}\n`);
+}

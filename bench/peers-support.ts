@@ -1,0 +1,212 @@
+/**
+ * Helpers for running the shared side-by-side harness (`../shared/peers`, see its README) from
+ * this project's benches: where it lives, its fake API and load generator as child processes, the
+ * bridge started the way the harness's `bridge` target starts it, and load.mjs's JSON result read
+ * through a schema. The harness files are used as they are; nothing here writes into that folder.
+ */
+import { spawn } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { spawnNode, waitUntilOk } from './support.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const PROJECT_ROOT = resolve(here, '..');
+export const CLI = join(PROJECT_ROOT, 'dist', 'cli.js');
+/** The shared harness, `../shared/peers` from the project root (PEERS_HARNESS_DIR overrides). */
+export const HARNESS_DIR = process.env.PEERS_HARNESS_DIR ?? resolve(PROJECT_ROOT, '..', 'shared', 'peers');
+
+/** The credentials the harness's fake API and load generator use (its README, bench-matrix.sh). */
+export const HARNESS_ENV = {
+  BUSINESS_ID: 'biz_1',
+  SECRET_KEY: 'api_secret_test',
+  WEBHOOK_SECRET: 'whsec_test',
+} as const;
+
+const num = z.number();
+const maybe = z.number().nullable().optional();
+
+/** The fields of one load.mjs result this project reads (load.mjs prints more). */
+export const loadResultSchema = z.looseObject({
+  label: z.string().optional(),
+  mode: z.string(),
+  n: num,
+  dup_rate: num,
+  sent: num,
+  acked: num,
+  ack_rps: num,
+  ack_p99_ms: maybe,
+  e2e_p50_ms: maybe,
+  e2e_p99_ms: maybe,
+  e2e_max_ms: maybe,
+  all_done_wall_s: maybe,
+  actions_per_s: maybe,
+  expected_actions: num.optional(),
+  timed_out: z.boolean().optional(),
+  missing_actions: num.optional(),
+  duplicate_conversations: num.optional(),
+  extra_actions: num.optional(),
+  wrong_endpoint_actions: num.optional(),
+  wrong_content_actions: num.optional(),
+  rejected_api_calls: num.optional(),
+  max_schedule_lag_ms: num.optional(),
+  peer: z.looseObject({ rss_max_mb: num, rss_start_mb: num, cpu_s: num }).optional(),
+  loadgen_cpu_s: num,
+});
+export type LoadResult = z.infer<typeof loadResultSchema>;
+
+export function parseLoadResult(text: string, where: string): LoadResult {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${where}: load.mjs printed something that is not JSON: ${text.slice(0, 300)}`, {
+      cause: error,
+    });
+  }
+  const parsed = loadResultSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new Error(`${where}: load.mjs result has an unexpected shape: ${z.prettifyError(parsed.error)}`);
+  }
+  return parsed.data;
+}
+
+/** Wrong, duplicated or missing calls of one run, summed the way the goal counts them. */
+export function faults(r: LoadResult) {
+  return {
+    missing: r.missing_actions ?? 0,
+    duplicated: r.duplicate_conversations ?? 0,
+    wrong: (r.wrong_endpoint_actions ?? 0) + (r.wrong_content_actions ?? 0),
+  };
+}
+
+/** True when nothing listens on 127.0.0.1:port (a listener on 0.0.0.0 or :: also counts as busy). */
+export function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolveFree) => {
+    const server = createServer();
+    server.once('error', () => resolveFree(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolveFree(true)));
+  });
+}
+
+/**
+ * The harness's bridge.yaml with `receiver.host: 127.0.0.1` added: the file leaves the host to
+ * the bridge's default (0.0.0.0), and these benches listen on loopback only. Everything else
+ * (rules, platform form, auth) is the harness's file as it is, read afresh on each run.
+ */
+export async function writeLoopbackBridgeConfig(dir: string): Promise<string> {
+  const source = await readFile(join(HARNESS_DIR, 'bridge.yaml'), 'utf8');
+  if (!/^receiver:\s*$/m.test(source) || /^\s+host:/m.test(source)) {
+    throw new Error(
+      `${HARNESS_DIR}/bridge.yaml: expected a block 'receiver:' without a host; its layout changed, update writeLoopbackBridgeConfig`,
+    );
+  }
+  const file = join(dir, 'bridge.yaml');
+  await writeFile(file, source.replace(/^receiver:\s*$/m, 'receiver:\n  host: 127.0.0.1'));
+  return file;
+}
+
+/** The harness's fake platform API on 127.0.0.1:port, ready when /healthz answers. */
+export async function startFakeApi(port: number) {
+  const api = spawnNode([join(HARNESS_DIR, 'fake-api.mjs')], { PORT: String(port), HOST: '127.0.0.1' });
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntilOk(`${url}/healthz`, `the fake API to start: ${api.output()}`);
+  return { ...api, url };
+}
+
+/**
+ * `node dist/cli.js start` as bench-matrix.sh's `bridge` target starts it (same env names and
+ * credentials), ready once /readyz answers (it writes to Redis, so Redis is reachable too).
+ */
+export async function startHarnessBridge(options: {
+  config: string;
+  fakeApiUrl: string;
+  redisUrl: string;
+  port: number;
+}) {
+  const bridge = spawnNode([CLI, 'start', '--config', options.config], {
+    ...HARNESS_ENV,
+    PLATFORM_BASE_URL: options.fakeApiUrl,
+    PORT: String(options.port),
+    REDIS_URL: options.redisUrl,
+  });
+  await waitUntilOk(
+    `http://127.0.0.1:${options.port}/readyz`,
+    `the bridge to be ready: ${bridge.output()}`,
+    30_000,
+  );
+  const pid = bridge.child.pid;
+  if (pid === undefined) throw new Error(`the bridge did not start: ${bridge.output()}`);
+  return { ...bridge, pid, url: `http://127.0.0.1:${options.port}/webhook` };
+}
+
+/**
+ * Runs the harness's load.mjs with `args` and returns its result. Bounded: killed after
+ * `timeoutMs` (its own --timeout bounds the drain; this bounds everything else).
+ */
+export function runLoad(args: string[], timeoutMs: number): Promise<LoadResult> {
+  return new Promise((resolveRun, reject) => {
+    const child = spawn(process.execPath, [join(HARNESS_DIR, 'load.mjs'), ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-4000);
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (code !== 0) {
+        reject(new Error(`load.mjs ${args.join(' ')} exited with ${code ?? signal}: ${stderr}`));
+        return;
+      }
+      try {
+        resolveRun(parseLoadResult(stdout, `load.mjs ${args.join(' ')}`));
+      } catch (error) {
+        reject(error);
+      }
+    });
+  });
+}
+
+/** /proc/<pid>/stat utime + stime in seconds (clock ticks of 1/100 s, as load.mjs assumes). */
+export async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** One field of /proc/<pid>/status in MB (VmRSS, VmHWM). */
+export async function statusMb(pid: number, field: 'VmRSS' | 'VmHWM'): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(status);
+  if (!match) throw new Error(`/proc/${pid}/status has no ${field}`);
+  return Math.round(Number(match[1]) / 102.4) / 10;
+}
+
+/** Writing 5 to clear_refs resets VmHWM to the current RSS (Linux >= 4.0). */
+export async function resetPeakRss(pid: number): Promise<void> {
+  await writeFile(`/proc/${pid}/clear_refs`, '5');
+}
+
+/** Fixed-width text table; a column whose cells are all numbers is right-aligned. */
+export function textTable(rows: string[][]): string {
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((row) => row[i]?.length ?? 0))) ?? [];
+  const numeric = widths.map((_, i) => rows.slice(1).every((row) => /^-?[\d.]+$|^-$/.test(row[i] ?? '')));
+  return rows
+    .map((row) =>
+      row
+        .map((cell, i) => (numeric[i] ? cell.padStart(widths[i] ?? 0) : cell.padEnd(widths[i] ?? 0)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+export const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
