@@ -317,7 +317,22 @@ const replyWindowSchema = z
       .array(z.enum(CHANNEL_KINDS))
       .default(DEFAULT_WINDOW_KINDS)
       .describe('Channel kinds (from channels:) whose free-form replies need an open window.'),
-    hours: integer(1, 24 * 30).prefault(24),
+    // Fractions (hours: 0.05 = 3 minutes) let tests and demos watch a window close (issue 16).
+    hours: z
+      .union([
+        z.number(),
+        z
+          .string()
+          .regex(/^\d+(\.\d+)?$/, { error: 'expected a number of hours' })
+          .transform(Number),
+      ])
+      .pipe(
+        z
+          .number()
+          .min(0.01, { error: 'must be at least 0.01 (36 seconds)' })
+          .max(24 * 30, { error: 'must be at most 720 (30 days)' }),
+      )
+      .prefault(24),
     when_closed: z
       .array(simpleActionSchema)
       .default([])

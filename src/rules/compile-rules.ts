@@ -1,11 +1,12 @@
 import { RE2JS } from 're2js';
 import type { BridgeConfig, ChannelConfig, ChannelKind } from '../config/config-schema.js';
+import { formatDuration } from '../config/duration.js';
 import { EVENT_KINDS, type EventKind } from '../events/conversation-event.js';
 import { type BusinessHours, compileBusinessHours } from './business-hours.js';
 import { engineMatchValues } from './engine-values.js';
 import { createKeywordIndexBuilder, type KeywordIndex } from './keyword-index.js';
 import type { RuleOutcome } from './plan.js';
-import type { ActionConfig, ConditionConfig } from './rule-schema.js';
+import type { ActionConfig, ConditionConfig, TimerClock } from './rule-schema.js';
 import { type CompiledTemplate, compileTemplate } from './template.js';
 
 /**
@@ -44,13 +45,21 @@ export type CompiledAction =
       replyToMessage: boolean;
     }
   | { type: 'forward'; destination: string }
-  | { type: 'after'; delayMs: number; unless: EventKind[]; actions: CompiledAction[] };
+  | {
+      type: 'after';
+      delayMs: number;
+      unless: EventKind[];
+      clock: TimerClock;
+      actions: CompiledAction[];
+    };
 
 export interface CompiledRule {
   index: number;
   name: string;
   on: ReadonlySet<EventKind>;
   onText: string;
+  /** `on: window_closing`: fires this long before the reply window closes; null for event rules. */
+  windowClosingBeforeMs: number | null;
   condition: CompiledCondition | null;
   actions: CompiledAction[];
   stop: boolean;
@@ -75,6 +84,8 @@ export interface CompiledRules {
   replyWindow: { appliesTo: readonly ChannelKind[]; hours: number; whenClosed: CompiledAction[] };
   keywordIndex: KeywordIndex;
   rules: CompiledRule[];
+  /** Indexes of the `on: window_closing` rules (armed by each customer message, issue 16). */
+  windowClosing: number[];
   byKind: Readonly<Record<EventKind, KindTable>>;
 }
 
@@ -145,10 +156,17 @@ export function compileRules(config: BridgeConfig): { rules: CompiledRules; prob
         };
       }
       case 'after':
+        if (action.clock === 'business' && !config.businessHours) {
+          problems.push({
+            path: [...path, 'clock'],
+            message: `${[...path, 'clock'].join('.')}: clock: business counts open business hours, but the config has no business_hours section; add one with weekly: hours`,
+          });
+        }
         return {
           type: 'after',
           delayMs: action.delayMs,
           unless: action.unless,
+          clock: action.clock,
           actions: action.actions
             .map((child, j) => compileAction(child, [...path, 'then', j], uses))
             .filter((a): a is CompiledAction => a !== null),
@@ -199,12 +217,15 @@ export function compileRules(config: BridgeConfig): { rules: CompiledRules; prob
         }
       });
     }
-    const on = new Set(rule.on);
+    const on = new Set(rule.on.filter((kind): kind is EventKind => kind !== 'window_closing'));
+    const windowClosingBeforeMs = rule.on.includes('window_closing') ? (rule.beforeMs ?? 0) : null;
+    checkClockRule(rule, index, windowClosingBeforeMs, config, problems);
     return {
       index,
       name: rule.name,
       on,
       onText: rule.on.join(', '),
+      windowClosingBeforeMs,
       condition,
       actions,
       stop: rule.stop,
@@ -228,10 +249,58 @@ export function compileRules(config: BridgeConfig): { rules: CompiledRules; prob
       replyWindow: { appliesTo: config.replyWindow.appliesTo, hours: config.replyWindow.hours, whenClosed },
       keywordIndex,
       rules,
+      windowClosing: rules.filter((r) => r.windowClosingBeforeMs !== null).map((r) => r.index),
       byKind,
     },
     problems,
   };
+}
+
+/** Kinds of events that may be the platform's echo of the bridge's own sends (issue 16). */
+const ECHO_KINDS: readonly string[] = ['agent_reply', 'message_sent'];
+
+/**
+ * What only the whole config tells about clocks and loops (issue 16): a window_closing rule fires
+ * before a window of reply_window.hours and cannot nest timers (it is a timer); a rule on the
+ * events a platform may send back for the bridge's own messages must not reply, or it could
+ * answer itself forever.
+ */
+function checkClockRule(
+  rule: BridgeConfig['rules'][number],
+  index: number,
+  beforeMs: number | null,
+  config: BridgeConfig,
+  problems: CompileProblem[],
+): void {
+  const path: Path = ['rules', index];
+  if (beforeMs !== null) {
+    const windowMs = config.replyWindow.hours * 3_600_000;
+    if (beforeMs >= windowMs) {
+      problems.push({
+        path: [...path, 'before'],
+        message: `rules.${index}.before: ${formatDuration(beforeMs)} is not shorter than the ${config.replyWindow.hours}-hour reply window (reply_window.hours): the rule could never fire before it closes; use a shorter before:`,
+      });
+    }
+    rule.actions.forEach((action, j) => {
+      if (action.type === 'after') {
+        problems.push({
+          path: [...path, 'then', j, 'after'],
+          message: `rules.${index}.then.${j}.after: a window_closing rule is already a timer: its actions run when it fires; remove after: or move it to a rule on message_in`,
+        });
+      }
+    });
+  }
+  const echoKinds = rule.on.filter((kind) => ECHO_KINDS.includes(kind));
+  if (echoKinds.length > 0 && rule.actions.some((a) => replies(a))) {
+    problems.push({
+      path: [...path, 'then'],
+      message: `rules.${index}: rule "${rule.name}" is on ${echoKinds.join(', ')} and replies: a platform that reports the bridge's own sends as ${echoKinds.join('/')} would make it answer its own reply; use note, need_human or forward, or put the reply on message_in`,
+    });
+  }
+}
+
+function replies(action: ActionConfig): boolean {
+  return action.type === 'reply' || (action.type === 'after' && action.actions.some(replies));
 }
 
 interface ConditionUses {

@@ -1,6 +1,7 @@
 import { formatDuration } from '../config/duration.js';
 import { type ConversationEvent, customerName } from '../events/conversation-event.js';
 import { type BusinessHoursState, businessHoursAt } from './business-hours.js';
+import { addBusinessTime, formatLocal } from './business-time.js';
 import {
   type CompiledAction,
   type CompiledCondition,
@@ -49,7 +50,8 @@ export function evaluateRules(
     for (const id of found.keys()) for (const index of table.gated.get(id) ?? []) set.add(index);
     candidates = [...set].sort((a, b) => a - b);
   }
-  if (candidates.length > 0) {
+  const armsWindowClosing = event.kind === 'message_in' && rules.windowClosing.length > 0;
+  if (candidates.length > 0 || armsWindowClosing) {
     const ctx: EvalContext = {
       rules,
       event,
@@ -70,6 +72,13 @@ export function evaluateRules(
         break;
       }
     }
+    // A clock of its own, not an answer to this event: `stop` of an event rule does not skip it.
+    if (armsWindowClosing) {
+      for (const index of rules.windowClosing) {
+        const rule = rules.rules[index];
+        if (rule) evaluated.set(index, armWindowClosing(rule, ctx, actions));
+      }
+    }
   }
   const matched = [...evaluated.entries()]
     .filter(([, outcome]) => outcome.status === 'matched')
@@ -81,6 +90,7 @@ export function evaluateRules(
     if (stoppedBy) {
       const reason = `skipped: an earlier rule '${stoppedBy.name}' has stop: true`;
       for (let later = stoppedBy.index + 1; later < outcomes.length; later++) {
+        if (rules.rules[later]?.windowClosingBeforeMs !== null && evaluated.has(later)) continue;
         const name = rules.rules[later]?.name ?? '';
         outcomes[later] = { rule: name, status: 'not_matched', reason, notes: [], cooldownMs: null };
       }
@@ -212,6 +222,57 @@ function evaluateRule(
   };
 }
 
+/**
+ * An `on: window_closing` rule for a customer message (issue 16): a timer due `before` ahead of the
+ * end of the reply window this message opens, cancelled by the next customer message (which arms
+ * its own: a re-arm) or by an agent reply. Its conditions and templates are judged against the
+ * customer message now; its actions run when it fires (a reply is checked against the window then).
+ */
+function armWindowClosing(rule: CompiledRule, ctx: EvalContext, actions: PlannedAction[]): RuleOutcome {
+  const beforeMs = rule.windowClosingBeforeMs ?? 0;
+  const state = replyWindow(ctx.rules, ctx.event.channel, ctx.lastCustomerMessageAt, ctx.now);
+  if (!state.applies) {
+    return notMatched(
+      rule,
+      `no reply window on this channel (kind ${state.channelKind ?? 'unknown'}; reply_window.applies_to: ${ctx.rules.replyWindow.appliesTo.join(', ')})`,
+    );
+  }
+  if (state.closesAt === null || !state.open) {
+    return notMatched(rule, 'the reply window is already closed: nothing to warn about');
+  }
+  const match: MatchInfo = {
+    keyword: '',
+    keywordPosition: Number.POSITIVE_INFINITY,
+    keywords: [],
+    regexMatch: '',
+  };
+  const test = rule.condition
+    ? evaluateCondition(rule.condition, ctx, match)
+    : { ok: true, reason: 'no conditions: every customer message on a windowed channel' };
+  if (!test.ok) return notMatched(rule, test.reason);
+  const closes = new Date(state.closesAt);
+  const due = new Date(Math.max(closes.getTime() - beforeMs, ctx.now.getTime()));
+  const dueLocal = formatLocal(due, ctx.rules.timezone);
+  const notes: string[] = [];
+  const tc = buildTemplateContext(rule, ctx, match);
+  const id = `${rule.name}#window_closing`;
+  actions.push({
+    id,
+    rule: rule.name,
+    type: 'timer',
+    delayMs: due.getTime() - ctx.now.getTime(),
+    unless: ['message_in', 'agent_reply'],
+    actions: rule.actions.flatMap((action, j) =>
+      planAction(action, `${id}.${j}`, rule, ctx, tc, notes, false),
+    ),
+    dueAt: due.toISOString(),
+    dueLocal,
+    trigger: 'window_closing',
+  });
+  const reason = `${test.reason}; armed: fires ${dueLocal}, ${formatDuration(beforeMs)} before the ${ctx.rules.replyWindow.hours}-hour window closes (${formatLocal(closes, ctx.rules.timezone)}), unless the customer writes again or an agent replies`;
+  return { rule: rule.name, status: 'matched', reason, notes, cooldownMs: null };
+}
+
 function notMatched(rule: CompiledRule, reason: string): RuleOutcome {
   return { rule: rule.name, status: 'not_matched', reason, notes: [], cooldownMs: null };
 }
@@ -258,19 +319,41 @@ function planAction(
       return [{ id, rule: rule.name, type: 'need_human' }];
     case 'forward':
       return [{ id, rule: rule.name, type: 'forward', destination: action.destination }];
-    case 'after':
+    case 'after': {
+      const children = action.actions.flatMap((child, j) =>
+        planAction(child, `${id}.${j}`, rule, ctx, tc, notes, false),
+      );
+      const timer: PlannedAction = {
+        id,
+        rule: rule.name,
+        type: 'timer',
+        delayMs: action.delayMs,
+        unless: action.unless,
+        actions: children,
+      };
+      if (action.clock !== 'business') return [timer];
+      const hours = ctx.rules.businessHours;
+      const due = hours ? addBusinessTime(hours, ctx.now, action.delayMs) : null;
+      if (due === null) {
+        notes.push(
+          `action ${id} (timer): business hours never open in the next two years; counted ${formatDuration(action.delayMs)} of wall-clock time instead`,
+        );
+        return [timer];
+      }
+      const dueLocal = formatLocal(due, ctx.rules.timezone);
+      notes.push(
+        `action ${id} (timer): ${formatDuration(action.delayMs)} of business hours: due ${dueLocal}`,
+      );
       return [
         {
-          id,
-          rule: rule.name,
-          type: 'timer',
-          delayMs: action.delayMs,
-          unless: action.unless,
-          actions: action.actions.flatMap((child, j) =>
-            planAction(child, `${id}.${j}`, rule, ctx, tc, notes, false),
-          ),
+          ...timer,
+          delayMs: due.getTime() - ctx.now.getTime(),
+          dueAt: due.toISOString(),
+          dueLocal,
+          clock: 'business',
         },
       ];
+    }
     case 'reply': {
       const state = replyWindow(ctx.rules, ctx.event.channel, ctx.lastCustomerMessageAt, ctx.now);
       const whenClosed = ctx.rules.replyWindow.whenClosed.flatMap((closedAction, j) =>

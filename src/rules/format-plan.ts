@@ -47,7 +47,10 @@ function describeAction(action: PlannedAction, number: string, indent: string, l
       return;
     case 'timer': {
       const unless = action.unless.length > 0 ? `, cancelled by ${action.unless.join(' or ')}` : '';
-      lines.push(`${head} timer: after ${formatDuration(action.delayMs)}${unless}, run:`);
+      const clock = action.clock === 'business' ? ' of business hours' : '';
+      const due = action.dueLocal !== undefined ? ` (due ${action.dueLocal})` : '';
+      const what = action.trigger === 'window_closing' ? 'window_closing timer' : 'timer';
+      lines.push(`${head} ${what}: after ${formatDuration(action.delayMs)}${clock}${due}${unless}, run:`);
       action.actions.forEach((child, j) => {
         describeAction(child, `${number}${j + 1}.`, `${indent}   `, lines);
       });

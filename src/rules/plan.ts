@@ -63,7 +63,24 @@ export type PlannedAction = {
       whenClosed: PlannedAction[];
     }
   | { type: 'forward'; destination: string }
-  | { type: 'timer'; delayMs: number; unless: EventKind[]; actions: PlannedAction[] }
+  | {
+      type: 'timer';
+      delayMs: number;
+      unless: EventKind[];
+      actions: PlannedAction[];
+      /**
+       * ISO instant the timer is due, when the plan fixes it (issue 16: business-time timers and
+       * window_closing); the worker counts the delay from it, so a retried run does not push it back.
+       * Absent in plans frozen by an older bridge: then `delayMs` from the run.
+       */
+      dueAt?: string;
+      /** The due time in the configured zone, for people (explain, timers list). */
+      dueLocal?: string;
+      /** `business`: `delayMs` was counted in open business hours. */
+      clock?: 'wall' | 'business';
+      /** Set by `on: window_closing` rules: what set the timer. */
+      trigger?: 'window_closing';
+    }
 );
 
 export interface Plan {

@@ -188,7 +188,26 @@ export type ActionConfig =
   | { type: 'need_human' }
   | { type: 'reply'; reply: ReplyConfig }
   | { type: 'forward'; destination: string }
-  | { type: 'after'; delayMs: number; unless: EventKind[]; actions: ActionConfig[] };
+  | {
+      type: 'after';
+      delayMs: number;
+      unless: EventKind[];
+      /** `business`: the delay counts open business hours only (issue 16). */
+      clock: TimerClock;
+      actions: ActionConfig[];
+    };
+
+/** What a timer's delay counts: wall-clock time, or open business hours (`business_hours:`). */
+export const TIMER_CLOCKS = ['wall', 'business'] as const;
+export type TimerClock = (typeof TIMER_CLOCKS)[number];
+
+/**
+ * Triggers a rule can be `on` besides event kinds: `window_closing` fires `before` ahead of the end
+ * of the reply window that each customer message opens (issue 16).
+ */
+export const CLOCK_TRIGGERS = ['window_closing'] as const;
+export type ClockTrigger = (typeof CLOCK_TRIGGERS)[number];
+export type RuleTrigger = EventKind | ClockTrigger;
 
 const ACTION_KINDS = ['note', 'need_human', 'reply', 'forward', 'after'] as const;
 
@@ -238,6 +257,10 @@ export const actionSchema = z
     ...simpleActionShape,
     after: durationSchema.optional(),
     unless: oneOrMany(eventKindSchema).optional(),
+    clock: z
+      .enum(TIMER_CLOCKS)
+      .optional()
+      .describe('What the delay counts: wall (default) or business (open business hours only).'),
     // biome-ignore lint/suspicious/noThenProperty: `then` is the word the rules language uses for a timer's actions.
     then: z.array(simpleActionSchema).min(1, { error: 'must list at least one action' }).optional(),
   })
@@ -250,13 +273,22 @@ export const actionSchema = z
         message: 'a timer (after:) needs then: [actions to run when it fires]',
       });
     }
-    if (a.after === undefined && (a.then !== undefined || a.unless !== undefined)) {
-      ctx.addIssue({ code: 'custom', message: 'unless: and then: belong to a timer: add after: DURATION' });
+    if (a.after === undefined && (a.then !== undefined || a.unless !== undefined || a.clock !== undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'unless:, clock: and then: belong to a timer: add after: DURATION',
+      });
     }
   })
   .transform((a): ActionConfig => {
     if (a.after !== undefined) {
-      return { type: 'after', delayMs: a.after, unless: a.unless ?? [], actions: a.then ?? [] };
+      return {
+        type: 'after',
+        delayMs: a.after,
+        unless: a.unless ?? [],
+        clock: a.clock ?? 'wall',
+        actions: a.then ?? [],
+      };
     }
     return toAction(a);
   })
@@ -270,17 +302,42 @@ export const ruleSchema = z
       error: 'a rule name uses letters, digits, - and _ (e.g. escalate-complaints)',
     }),
     description: z.string().optional(),
-    on: oneOrMany(eventKindSchema),
+    on: oneOrMany(z.enum([...EVENT_KINDS, ...CLOCK_TRIGGERS])),
+    before: durationSchema
+      .optional()
+      .describe('With on: window_closing: how long before the reply window closes the rule fires.'),
     if: conditionSchema.optional(),
     // biome-ignore lint/suspicious/noThenProperty: `then` is the word the rules language uses for a rule's actions.
     then: z.array(actionSchema).min(1, { error: 'must list at least one action' }),
     stop: z.boolean().optional(),
     cooldown: durationSchema.optional(),
   })
+  .superRefine((r, ctx) => {
+    const clock = r.on.includes('window_closing');
+    if (clock && r.on.length > 1) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['on'],
+        message: 'on: window_closing is a clock, not an event: give it a rule of its own',
+      });
+    }
+    if (clock && r.before === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['before'],
+        message:
+          'on: window_closing needs before: DURATION (e.g. before: 2h: fire 2 hours before the window closes)',
+      });
+    }
+    if (!clock && r.before !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['before'], message: 'before: belongs to on: window_closing' });
+    }
+  })
   .transform((r) => ({
     name: r.name,
     description: r.description,
-    on: r.on,
+    on: r.on as RuleTrigger[],
+    beforeMs: r.before,
     if: r.if,
     actions: r.then,
     stop: r.stop ?? false,

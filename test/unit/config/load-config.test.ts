@@ -102,7 +102,7 @@ const HOSTILE: [ConfigFixture, string[]][] = [
       '6:9: receiver.port: must be at most 65535',
       '7:12: receiver.secrets: list at least one webhook secret',
       '9:8: redis.url: must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379',
-      '12:23: rules.0.on.1: must be one of message_in, ai_reply, agent_reply, message_sent, assigned, test, unknown, got "mesage_in"',
+      '12:23: rules.0.on.1: must be one of message_in, ai_reply, agent_reply, message_sent, assigned, test, unknown, window_closing, got "mesage_in"',
       '13:11: rules.0.then: must list at least one action',
       '16:13: rules.1.then.0: an action does one thing; this one has note and need_human: split it into separate list items',
       '16:59: rules.1.then.1.need_human: write need_human: true',
@@ -435,7 +435,7 @@ describe('rule checks that need the whole config', () => {
     [
       'then without a timer',
       `rules:\n  - { name: r, on: message_in, then: [ { note: hi, unless: agent_reply } ] }\n`,
-      ['inline.yaml:7:40: rules.0.then.0: unless: and then: belong to a timer: add after: DURATION'],
+      ['inline.yaml:7:40: rules.0.then.0: unless:, clock: and then: belong to a timer: add after: DURATION'],
     ],
     [
       'a reply with both text and media',

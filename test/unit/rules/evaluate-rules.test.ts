@@ -191,12 +191,13 @@ describe('the example config', async () => {
 
   it('plans when_closed instead of a reply when the window is already closed', () => {
     // An agent-side event two days after the customer's last message: nothing opens the window.
+    // (A rule on agent_reply may not reply at all: it could answer the bridge's own echoed sends.)
     const reply = rulesFrom(
-      `  - { name: nudge, on: agent_reply, then: [ { reply: { text: "Masih ada yang bisa dibantu?" } } ] }\n`,
+      `  - { name: nudge, on: assigned, then: [ { reply: { text: "Masih ada yang bisa dibantu?" } } ] }\n`,
     );
     const last = new Date('2026-11-21T02:00:00Z');
     const facts = { ...noFacts, lastCustomerMessageAt: last };
-    const plan = evaluateRules(reply, event({ kind: 'agent_reply', channel: waba }), facts, MON_10);
+    const plan = evaluateRules(reply, event({ kind: 'assigned', channel: waba }), facts, MON_10);
     expect(summary(plan.actions)).toEqual([
       'nudge#0~closed.0 note Window closed (25h) for nudge',
       'nudge#0~closed.1 need_human',
