@@ -18,6 +18,7 @@ interface EmulatorFlags {
   handoverWebhookSecret?: string;
   /** commander's `--no-api-feature`: false when given. */
   apiFeature?: boolean;
+  echoApiSends?: boolean;
   imageLinks?: string;
   reachableLinks?: string;
   seed?: string;
@@ -138,6 +139,7 @@ export function emulatorOptionsFromFlags(flags: EmulatorFlags): EmulatorOptions 
           },
         }),
     ...(flags.apiFeature === false ? { apiFeature: false } : {}),
+    ...(flags.echoApiSends === true ? { echoApiSends: true } : {}),
     ...(flags.imageLinks === undefined && flags.reachableLinks === undefined
       ? {}
       : { links: { images: prefixList(flags.imageLinks), reachable: prefixList(flags.reachableLinks) } }),
@@ -197,6 +199,10 @@ export function registerEmulatorCommand(program: Command, io: CliIo): void {
       'Authorization of hand-over calls (default: the --secret key)',
     )
     .option('--no-api-feature', "the business's plan lacks the API feature: every API call gets rc 403")
+    .option(
+      '--echo-api-sends',
+      'report messages sent through the API as agent replies (agent.message_out / message.sent), as some platforms do',
+    )
     .option(
       '--image-links <prefixes>',
       'link rules of POST /v1/message: URL prefixes (comma-separated, * for all) that are reachable images, sent as separate image messages',

@@ -207,6 +207,7 @@ export class EmulatorAdmin {
       ai: options.ai,
       defaultAgentName: options.defaultAgentName,
       aiMarksHandled: options.aiMarksHandled,
+      echoApiSends: options.echoApiSends,
       links: options.links,
       now: options.now,
       hooks: {

@@ -41,6 +41,12 @@ export const EmulatorOptionsSchema = z.strictObject({
   /** The AI agent's 'mark as handled' setting: an AI reply leaves Ditangani (true) or Belum Ditangani. */
   aiMarksHandled: z.boolean().default(true),
   /**
+   * Report messages sent through the API as agent replies (`agent.message_out`; earlier form
+   * `message.sent`), as some platforms do. Off by default: the interface says API sends emit
+   * nothing. On, it tests that the bridge recognises its own sends (issue 16).
+   */
+  echoApiSends: z.boolean().default(false),
+  /**
    * Where webhooks go. `secret` is what the `Authorization` header carries; by default the Secret
    * Key, since "webhook calls to the customer's system carry the Secret Key" (interface,
    * "Authentication" rule 3). A separate value stands for a dashboard that sets its own.
@@ -136,6 +142,7 @@ export interface ResolvedEmulatorOptions {
   readonly ai: { readonly id: string; readonly name: string; readonly label: string };
   readonly defaultAgentName: string;
   readonly aiMarksHandled: boolean;
+  readonly echoApiSends: boolean;
   readonly webhook: { readonly url: string; readonly secret: string } | undefined;
   readonly handoverWebhook: { readonly url: string; readonly secret: string } | undefined;
   readonly apiFeature: boolean;
@@ -193,6 +200,7 @@ export function resolveEmulatorOptions(input: unknown): ResolvedEmulatorOptions 
     ai: o.ai,
     defaultAgentName: o.defaultAgentName,
     aiMarksHandled: o.aiMarksHandled,
+    echoApiSends: o.echoApiSends,
     webhook:
       o.webhook === undefined ? undefined : { url: o.webhook.url, secret: o.webhook.secret ?? o.secret },
     handoverWebhook:

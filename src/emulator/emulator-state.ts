@@ -138,6 +138,8 @@ export interface EmulatorStateOptions {
   readonly defaultAgentName: string;
   /** Default 'mark as handled' setting of the AI agent. */
   readonly aiMarksHandled: boolean;
+  /** API sends are reported like agent replies (a platform that echoes them; issue 16). */
+  readonly echoApiSends?: boolean;
   readonly links: LinkPolicy | undefined;
   readonly now: () => number;
   readonly hooks: StateHooks;
@@ -299,7 +301,8 @@ export class EmulatorState {
 
   /**
    * `POST /v1/message`: shown as an agent reply under the business name, with the link rules applied
-   * to text. Emits no webhook (spec: no `agent.message_out` for API sends).
+   * to text. Emits no webhook (spec: no `agent.message_out` for API sends), unless `echoApiSends`
+   * stands for a platform that does.
    */
   sendFromApi(
     conversationId: string,
@@ -337,6 +340,11 @@ export class EmulatorState {
       }
     }
     if (sent.length > 0) this.transition(conversation, { kind: 'reply' });
+    if (this.options.echoApiSends) {
+      for (const message of sent) {
+        this.options.hooks.onEvent({ kind: 'agent_reply', conversation, message, agentName: name });
+      }
+    }
     return sent;
   }
 

@@ -112,10 +112,11 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
     throw error;
   };
   if (runsWorker) {
+    const now = options.now ?? testClock(env, log);
     composed = composeWorker(config, loaded.rules, {
       logger: log,
       registry,
-      ...(options.now ? { now: options.now } : {}),
+      ...(now ? { now } : {}),
     });
     for (const queue of [composed.worker.eventsQueue, composed.worker.timersQueue]) {
       // Without a listener BullMQ prints every connection error with its stack on stderr.
@@ -354,6 +355,27 @@ function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
 }
 
 /** Waits for `promise` for at most `ms` (never rejects: callers log their own errors). */
+/**
+ * TEST ONLY: `CONVO_BRIDGE_TEST_CLOCK_OFFSET_MS` shifts the worker's clock (rules, windows,
+ * business-time timers) by that many milliseconds, so an end-to-end test can start a bridge at a
+ * chosen wall-clock moment (a Friday evening) and watch a timer fire at a real instant (issue 16).
+ * Never set it in production: replies would be judged against a wrong clock.
+ */
+export const TEST_CLOCK_ENV = 'CONVO_BRIDGE_TEST_CLOCK_OFFSET_MS';
+
+function testClock(env: NodeJS.ProcessEnv, log: Logger): (() => Date) | undefined {
+  const text = env[TEST_CLOCK_ENV];
+  if (text === undefined || text === '') return undefined;
+  const offset = Number(text);
+  if (!Number.isSafeInteger(offset)) {
+    throw new Error(
+      `${TEST_CLOCK_ENV}=${JSON.stringify(text)} is not a whole number of milliseconds: unset it (it is for tests only)`,
+    );
+  }
+  log.warn({ offsetMs: offset }, `${TEST_CLOCK_ENV} is set: the worker's clock is shifted (tests only)`);
+  return () => new Date(Date.now() + offset);
+}
+
 async function settleWithin(promise: Promise<unknown> | undefined, ms: number): Promise<void> {
   if (promise === undefined) return;
   if (!Number.isFinite(ms)) {

@@ -22,6 +22,8 @@ export const CONVERSATION_FIELDS = {
   cooldown: 'C:',
   timer: 'T:',
   recent: 'R:',
+  /** Platform message id -> ms: notes and replies the bridge sent (own-sends.ts, issue 16). */
+  sentId: 'S:',
 } as const;
 
 export interface StoredFacts {
@@ -35,6 +37,8 @@ export interface StoredFacts {
   cooldowns: Record<string, string>;
   /** Text hash -> ms when a note or reply with that text was last sent (see execute-actions.ts). */
   recentlySent: Record<string, number>;
+  /** Message id -> ms when the bridge sent it (to recognise the platform's echo of it). */
+  sentIds: Record<string, number>;
 }
 
 function parseDate(value: string | undefined): Date | null {
@@ -52,11 +56,13 @@ export function toStoredFacts(hash: Record<string, string> | readonly unknown[])
   const onceMarks: Record<string, string> = {};
   const cooldowns: Record<string, string> = {};
   const recentlySent: Record<string, number> = {};
+  const sentIds: Record<string, number> = {};
   for (const [field, value] of Object.entries(fields)) {
     const prefix = field.slice(0, 2);
     if (prefix === CONVERSATION_FIELDS.once) onceMarks[field.slice(2)] = value;
     else if (prefix === CONVERSATION_FIELDS.cooldown) cooldowns[field.slice(2)] = value;
     else if (prefix === CONVERSATION_FIELDS.recent) recentlySent[field.slice(2)] = Number(value);
+    else if (prefix === CONVERSATION_FIELDS.sentId) sentIds[field.slice(2)] = Number(value);
   }
   return {
     lastCustomerMessageAt: parseDate(fields.lastIn),
@@ -65,6 +71,7 @@ export function toStoredFacts(hash: Record<string, string> | readonly unknown[])
     onceMarks,
     cooldowns,
     recentlySent,
+    sentIds,
   };
 }
 

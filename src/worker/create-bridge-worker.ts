@@ -107,7 +107,7 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
     classifyPlatformError: options.classifyPlatformError,
     forwarder: options.forwarder,
     rules: options.rules,
-    timers: createTimerScheduler(redis, keys, timersQueue),
+    timers: createTimerScheduler(redis, keys, timersQueue, options.now),
     slots: createEventSlots(settings.concurrency),
     now: options.now ?? (() => new Date()),
     settings,

@@ -5,6 +5,7 @@ import type { BridgeKeys } from '../queue/redis-keys.js';
 import { begin, decide, finish, type LedgerEntry } from './action-ledger.js';
 import { classifyFailure, type FailureClass, type PlatformErrorClassifier } from './classify-failure.js';
 import { CONVERSATION_FIELDS, type StoredFacts } from './conversation-facts.js';
+import { sentIdField, staleSentIds } from './own-sends.js';
 import type { ForwardPort, HistoryMessage, PlannedAction, PlatformPort, RulesPort } from './ports.js';
 import { comparableText, reconcileAgainstHistory } from './reconcile-action.js';
 import { replyWindowVerdict } from './reply-window-verdict.js';
@@ -42,6 +43,11 @@ export interface TimerScheduler {
     actions: PlannedAction[];
     event: ConversationEvent;
     rule: string;
+    /** Fixed by the plan (issue 16): the delay then counts to it. */
+    dueAt?: string;
+    dueLocal?: string;
+    clock?: 'wall' | 'business';
+    trigger?: 'window_closing';
   }): Promise<void>;
 }
 
@@ -203,6 +209,7 @@ async function runOne(
   try {
     const detail = await perform(action, ctx);
     record(ctx, action.id, finish(started, 'done', Date.now(), detail));
+    rememberSentId(ctx, detail);
     // ...and a slow call may have put it there late: count the window from now.
     rememberSent(ctx, action);
     return withDetail({ ...base, state: 'done' }, detail);
@@ -245,7 +252,7 @@ async function runOne(
  * records the conversation's last history id before it begins (`after` in the ledger):
  * reconciliation then ignores everything up to it. The history is read only in that case.
  */
-function sentTextKey(action: PlannedAction): string | null {
+export function sentTextKey(action: PlannedAction): string | null {
   let text: string;
   if (action.type === 'note') text = `note:${comparableText(action.text)}`;
   else if (action.type === 'reply')
@@ -271,9 +278,28 @@ function rememberSent(ctx: ExecutionContext, action: PlannedAction): void {
 /** Sent-text marks too old to matter (a run's finish step deletes them from the conversation hash). */
 export function staleSentMarks(facts: StoredFacts, reconcileSkewMs: number, now = Date.now()): string[] {
   const window = 2 * reconcileSkewMs + 1_000 + 60_000;
-  return Object.entries(facts.recentlySent)
-    .filter(([, at]) => !(now - at <= window))
-    .map(([field]) => `${CONVERSATION_FIELDS.recent}${field}`);
+  return [
+    ...Object.entries(facts.recentlySent)
+      .filter(([, at]) => !(now - at <= window))
+      .map(([field]) => `${CONVERSATION_FIELDS.recent}${field}`),
+    ...staleSentIds(facts, now),
+  ];
+}
+
+/** The platform's id of a note or reply the bridge sent, remembered to recognise its echo (own-sends.ts). */
+function rememberSentId(ctx: ExecutionContext, detail: string | undefined): void {
+  if (detail?.startsWith('message ')) {
+    ctx.state.stageConversation(sentIdField(detail.slice(8)), String(Date.now()));
+  }
+}
+
+function timerTimes(action: Extract<PlannedAction, { type: 'timer' }>) {
+  return {
+    ...(action.dueAt !== undefined ? { dueAt: action.dueAt } : {}),
+    ...(action.dueLocal !== undefined ? { dueLocal: action.dueLocal } : {}),
+    ...(action.clock !== undefined ? { clock: action.clock } : {}),
+    ...(action.trigger !== undefined ? { trigger: action.trigger } : {}),
+  };
 }
 
 async function historyFloor(
@@ -371,6 +397,7 @@ async function perform(action: PlannedAction, ctx: ExecutionContext): Promise<st
         actions: action.actions,
         event: ctx.event,
         rule: action.rule,
+        ...timerTimes(action),
       });
       return `timer ${timerId}`;
     }

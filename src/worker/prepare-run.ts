@@ -9,6 +9,7 @@ import {
   withCustomerMessage,
 } from './conversation-facts.js';
 import { GATE_LUA, type GateDecision } from './order-gate.js';
+import { echoProbe } from './own-sends.js';
 import { RunState } from './run-state.js';
 
 /**
@@ -24,25 +25,29 @@ import { RunState } from './run-state.js';
  * KEYS, per event: order zset, conversation hash, run hash.
  * ARGV: job key prefix, failed set key, dedupe key prefix, now ms, ghost grace ms, batch job id,
  * '1' to skip the gate (a replay), conversation ttl seconds; then per event: order member, kind,
- * occurred-at (ISO, UTC), event key.
+ * occurred-at (ISO, UTC), event key, and two conversation-hash fields whose presence marks the
+ * event as the echo of the bridge's own send ('' when not looked for; own-sends.ts, issue 16): an
+ * echo cancels no timer, and is reported so that no rule runs for it.
  */
 const PREPARE_LUA = `${GATE_LUA}
 local out = {}
 local ttl = tonumber(ARGV[8])
 for i = 1, #KEYS / 3 do
   local order, conv, run = KEYS[3 * i - 2], KEYS[3 * i - 1], KEYS[3 * i]
-  local base = 8 + 4 * (i - 1)
+  local base = 8 + 6 * (i - 1)
   local me, kind, at, key = ARGV[base + 1], ARGV[base + 2], ARGV[base + 3], ARGV[base + 4]
+  local echoId, echoText = ARGV[base + 5], ARGV[base + 6]
   local status, other = 'go', ''
   if ARGV[7] ~= '1' then status, other = gate(order, me, ARGV[6]) end
   if status ~= 'go' then
     out[i] = {status, other}
   else
     local facts = redis.call('HGETALL', conv)
-    local lastIn, firstIn, pending = nil, nil, false
+    local lastIn, firstIn, pending, echo = nil, nil, false, false
     local cancelled = {}
     for j = 1, #facts, 2 do
       local f = facts[j]
+      if f == echoId or f == echoText then echo = true end
       if f == 'lastIn' then lastIn = facts[j + 1]
       elseif f == 'firstIn' then firstIn = facts[j + 1]
       elseif string.sub(f, 1, 2) == 'T:' then
@@ -54,6 +59,7 @@ for i = 1, #KEYS / 3 do
         end
       end
     end
+    if echo and #cancelled > 0 then cancelled = {}; pending = true end
     if #cancelled > 0 then redis.call('HDEL', conv, unpack(cancelled)) end
     if kind == 'message_in' then
       local update = {}
@@ -68,7 +74,7 @@ for i = 1, #KEYS / 3 do
         end
       end
     end
-    out[i] = {'go', other, facts, cancelled, redis.call('HGETALL', run)}
+    out[i] = {'go', other, facts, cancelled, redis.call('HGETALL', run), echo and 1 or 0}
   end
 end
 return out
@@ -82,6 +88,8 @@ export interface PreparedEvent {
   newConversation: boolean;
   /** Timer ids whose registration this event cancelled. */
   cancelledTimers: string[];
+  /** The event reports a message the bridge sent itself (own-sends.ts): no rule runs for it. */
+  ownSend: boolean;
   state: RunState;
 }
 
@@ -127,11 +135,11 @@ export async function prepareEvents(
   for (const { event, member } of input.events) {
     const c = event.conversationId ?? '';
     scriptKeys.push(keys.order(c), keys.conversation(c), keys.run(event.key));
-    args.push(member, event.kind, new Date(event.occurredAt).toISOString(), event.key);
+    args.push(member, event.kind, new Date(event.occurredAt).toISOString(), event.key, ...echoProbe(event));
   }
   const replies = await prepareScript(redis, scriptKeys, args);
   return input.events.map(({ event }, index): PrepareOutcome => {
-    const [kind, other, facts, cancelled, run] = replies[index] ?? [];
+    const [kind, other, facts, cancelled, run, echo] = replies[index] ?? [];
     switch (kind) {
       case 'go': {
         const stored = toStoredFacts(Array.isArray(facts) ? facts : []);
@@ -142,6 +150,7 @@ export async function prepareEvents(
           // A customer message gave the hash its TTL already (PREPARE_LUA).
           newConversation: event.kind !== 'message_in' && (!Array.isArray(facts) || facts.length === 0),
           cancelledTimers: Array.isArray(cancelled) ? cancelled.map((f) => String(f).slice(2)) : [],
+          ownSend: echo === 1,
           state: new RunState(redis, keys.run(event.key), keys.conversation(c), pairs(run)),
         };
       }

@@ -68,6 +68,8 @@ export interface EventRunResult {
   matched: string[];
   actions: ActionReport[];
   cancelledTimers: string[];
+  /** The event reported a message the bridge sent itself: no rule ran (own-sends.ts, issue 16). */
+  ownSend?: true;
 }
 
 export interface EventJobResult {
@@ -256,8 +258,12 @@ async function runEvent(
   }
 
   const rules = deps.rules();
+  // The platform's report of our own send: it is not a human agent's reply (own-sends.ts).
+  if (prepared.ownSend)
+    log.info({ kind: event.kind }, "the bridge's own message reported back: no rules run");
   const plan = await frozenPlan(
     prepared,
+    prepared.ownSend,
     async () => {
       const now = deps.now();
       let planned = rules.evaluate(event, factsForEvaluation(facts, event), now);
@@ -329,6 +335,7 @@ async function runEvent(
     matched: plan.matched.map((m) => m.rule),
     actions: reports,
     cancelledTimers,
+    ...(prepared.ownSend ? { ownSend: true as const } : {}),
   };
 }
 
@@ -386,11 +393,13 @@ function maxDate(a: Date | null, b: Date | null): Date | null {
  */
 async function frozenPlan(
   prepared: PreparedEvent,
+  ownSend: boolean,
   evaluate: () => Promise<Plan>,
   onFrozen?: (plan: Plan) => void,
 ): Promise<FrozenPlan> {
   const stored = prepared.state.storedPlan;
   if (stored) return JSON.parse(stored) as FrozenPlan;
+  if (ownSend) return { actions: [], matched: [] };
   const evaluated = await evaluate();
   const plan: FrozenPlan = {
     actions: evaluated.actions,

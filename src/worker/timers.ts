@@ -27,6 +27,12 @@ export const TimerJobDataSchema = z.object({
   actions: z.array(z.custom<PlannedAction>((value) => typeof value === 'object' && value !== null)),
   event: ConversationEventSchema,
   dueAt: z.string(),
+  /** The due time in the config's zone (business-time and window_closing timers), for people. */
+  dueLocal: z.string().optional(),
+  /** `business`: the delay counted open business hours only. */
+  clock: z.enum(['wall', 'business']).optional(),
+  /** What set it: absent for `after:` timers, `window_closing` for those rules (issue 16). */
+  trigger: z.literal('window_closing').optional(),
   /** Arrival counter when it first fired: events that arrived before it are handled first. */
   cut: z.number().optional(),
   firstFiredAt: z.number().optional(),
@@ -49,16 +55,26 @@ return 'go'
 `;
 const claimScript = defineRedisScript<string>('TimerClaim', 1, CLAIM_LUA);
 
-export function createTimerScheduler(redis: Redis, keys: BridgeKeys, queue: Queue): TimerScheduler {
+export function createTimerScheduler(
+  redis: Redis,
+  keys: BridgeKeys,
+  queue: Queue,
+  now: () => Date = () => new Date(),
+): TimerScheduler {
   return {
     async schedule(input) {
       const key = keys.conversation(input.conversationId);
+      // A due time fixed by the plan (business time, window_closing) stays fixed when a run is
+      // retried later; otherwise the delay counts from now (issue 16).
+      const at = now().getTime();
+      const dueAt = input.dueAt !== undefined ? Date.parse(input.dueAt) : at + input.delayMs;
+      const delayMs = Math.max(0, dueAt - at);
       // Register first: a crash before the job is added leaves a harmless registration (it expires
       // with the conversation hash, which lives at least as long as the timer).
       await redis
         .multi()
         .hsetnx(key, timerField(input.timerId), `p:${input.unless.join(',')}`)
-        .pexpire(key, Math.max(input.delayMs + REGISTRATION_TTL_MARGIN_MS, FACTS_TTL_SECONDS * 1000))
+        .pexpire(key, Math.max(delayMs + REGISTRATION_TTL_MARGIN_MS, FACTS_TTL_SECONDS * 1000))
         .exec();
       const data: TimerJobData = {
         timerId: input.timerId,
@@ -69,9 +85,12 @@ export function createTimerScheduler(redis: Redis, keys: BridgeKeys, queue: Queu
         ),
         actions: input.actions,
         event: input.event,
-        dueAt: new Date(Date.now() + input.delayMs).toISOString(),
+        dueAt: new Date(dueAt).toISOString(),
+        ...(input.dueLocal !== undefined ? { dueLocal: input.dueLocal } : {}),
+        ...(input.clock !== undefined ? { clock: input.clock } : {}),
+        ...(input.trigger !== undefined ? { trigger: input.trigger } : {}),
       };
-      await queue.add('timer', data, { jobId: input.timerId, delay: input.delayMs });
+      await queue.add('timer', data, { jobId: input.timerId, delay: delayMs });
     },
   };
 }
