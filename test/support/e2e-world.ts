@@ -31,6 +31,8 @@ export interface WorldOptions {
   redisUrl?: string;
   /** What the emulator's webhooks carry: E2E.webhookSecret by default; null: its default, the Secret Key. */
   webhookSecret?: string | null;
+  /** More environment for the bridge processes (e.g. the test-only clock offset). */
+  env?: Record<string, string>;
 }
 
 /**
@@ -66,6 +68,7 @@ export async function createWorld(options: WorldOptions) {
     REDIS_PREFIX: prefix,
     CRM_WEBHOOK_URL: crm.url,
     CRM_SECRET: E2E.crmSecret,
+    ...options.env,
   };
   const bridges: BridgeProcess[] = [];
   const launch = async (mode: 'start' | 'serve' | 'work') => {
