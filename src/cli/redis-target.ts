@@ -2,6 +2,7 @@ import { type Command, Option } from 'commander';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
 import { ConfigError } from '../config/config-error.js';
+import type { BridgeConfig } from '../config/config-schema.js';
 import type { Env } from '../config/interpolate-env.js';
 import { loadConfig } from '../config/load-config.js';
 import { DEFAULT_CONFIG_PATH, resolveConfigPath } from '../config/resolve-config-path.js';
@@ -18,6 +19,8 @@ export interface RedisTarget {
   prefix: string;
   /** In words, for messages: "config/bridge.yaml (redis.url)", "--redis-url". */
   source: string;
+  /** The bridge config, when the target came from one (`timers list` reads its windows and zone). */
+  config?: BridgeConfig;
 }
 
 export interface RedisTargetFlags {
@@ -98,6 +101,7 @@ export async function resolveRedisTarget(
       redisUrl: flags.redisUrl ?? loaded.config.redis.url,
       prefix: flags.prefix ?? loaded.config.redis.prefix,
       source: flags.redisUrl === undefined ? `${configPath} (redis.url)` : `--redis-url (over ${configPath})`,
+      config: loaded.config,
     };
   }
   const redisUrl = flags.redisUrl ?? env.REDIS_URL;

@@ -8,6 +8,7 @@ import type { CliIo } from './run-cli.js';
 import { registerRunCommands } from './run-commands.js';
 import { registerSchemaCommand } from './schema-command.js';
 import { registerSendTestWebhookCommand } from './send-test-webhook-command.js';
+import { registerTimersCommand } from './timers-command.js';
 import { registerValidateCommand } from './validate-command.js';
 
 /**
@@ -21,6 +22,7 @@ export function registerCommands(program: Command, io: CliIo): void {
   registerSchemaCommand(program, io);
   registerDlqCommand(program, io);
   registerQuarantineCommand(program, io);
+  registerTimersCommand(program, io);
   registerEmulatorCommand(program, io);
   registerDemoCommand(program, io);
   registerSendTestWebhookCommand(program, io);

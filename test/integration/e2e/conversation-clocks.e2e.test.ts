@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { runCli } from '../../../src/cli/run-cli.js';
 import { TEST_CLOCK_ENV } from '../../../src/run/run-bridge.js';
 import { waitFor } from '../../../src/shared/wait-for.js';
+import type { ConversationClocks } from '../../../src/worker/list-timers.js';
 import { exampleConfig } from '../../support/bridge-harness.js';
 import { createWorld, type World } from '../../support/e2e-world.js';
 
@@ -21,6 +23,20 @@ const windowClosing = (before: string) => `  - name: warn-window
 async function shortWindowConfig(before = '30s'): Promise<string> {
   const text = await exampleConfig({ hours: 'open', extraRules: windowClosing(before) });
   return text.replace('  hours: 24\n', '  hours: 0.01\n');
+}
+
+async function cli(args: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(args, {
+    stdout: (text) => {
+      stdout += text;
+    },
+    stderr: (text) => {
+      stderr += text;
+    },
+  });
+  return { code, stdout, stderr };
 }
 
 /** The delayed job of a timer, as the worker stored it. */
@@ -88,6 +104,27 @@ describe('conversation clocks end to end', () => {
     w.say('c-qr', 'Halo');
     const timerId = await armedTimer(w, 'c-answered');
     const due = Date.parse((await timerJob(w, timerId))?.dueAt ?? '');
+    // Visible clocks: `timers list` shows the timer and when the window closes (30 s after it).
+    const target = ['--config', w.configPath, '--redis-url', w.env.REDIS_URL ?? '', '--prefix', w.prefix];
+    const listed = await cli(['timers', 'list', ...target, '--json']);
+    expect(listed.code).toBe(0);
+    const clocks = JSON.parse(listed.stdout) as ConversationClocks[];
+    expect(clocks.map((c) => c.conversationId)).toEqual(['c-answered']);
+    expect(clocks[0]?.timers).toMatchObject([
+      {
+        timerId,
+        rule: 'warn-window',
+        trigger: 'window_closing',
+        state: 'pending (cancelled by message_in,agent_reply)',
+      },
+    ]);
+    expect(clocks[0]?.window).toMatchObject({ applies: true, channelKind: 'whatsapp_api' });
+    expect(Date.parse(clocks[0]?.window.closesAt ?? '') - due).toBe(30_000);
+    const table = await cli(['timers', 'list', ...target]);
+    expect(table.stdout).toMatch(/^1 pending timer\(s\) in 1 conversation\(s\)/);
+    expect(table.stdout).toMatch(
+      /c-answered\s+\w{3} \d{4}-\d{2}-\d{2} \d{2}:\d{2} Asia\/Jakarta\s+.*warn-window\s+window_closing\s+pending/,
+    );
     w.admin.takeOver('c-answered', 'Rina');
     w.admin.agentReply('c-answered', 'Halo Kak, ada yang bisa dibantu?', 'Rina');
     await waitFor(
