@@ -2,6 +2,7 @@ import { type Command, Option } from 'commander';
 import { EmulatorError } from '../emulator/emulator-error.js';
 import type { EmulatorOptions, WebhookFailure } from '../emulator/emulator-options.js';
 import { startEmulator } from '../emulator/start-emulator.js';
+import { bridgeClocksSource } from './bridge-clocks-source.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
 import type { CliIo } from './run-cli.js';
@@ -19,6 +20,7 @@ interface EmulatorFlags {
   /** commander's `--no-api-feature`: false when given. */
   apiFeature?: boolean;
   echoApiSends?: boolean;
+  clocksConfig?: string;
   imageLinks?: string;
   reachableLinks?: string;
   seed?: string;
@@ -200,6 +202,10 @@ export function registerEmulatorCommand(program: Command, io: CliIo): void {
     )
     .option('--no-api-feature', "the business's plan lacks the API feature: every API call gets rc 403")
     .option(
+      '--clocks-config <file>',
+      "a bridge config: the inbox page shows that bridge's pending timers and window ends (read from its Redis)",
+    )
+    .option(
       '--echo-api-sends',
       'report messages sent through the API as agent replies (agent.message_out / message.sent), as some platforms do',
     )
@@ -236,8 +242,11 @@ export function registerEmulatorCommand(program: Command, io: CliIo): void {
     )
     .addHelpText('after', EXAMPLES)
     .action(async (flags: EmulatorFlags) => {
+      const clocks =
+        flags.clocksConfig === undefined ? undefined : await bridgeClocksSource(flags.clocksConfig);
       const options: EmulatorOptions = {
         ...emulatorOptionsFromFlags(flags),
+        ...(clocks ? { clocks: clocks.clocks } : {}),
         // Failed deliveries were visible only at /_emulator/deliveries (issue 13, item 9).
         onWebhookFailure: (failure) => io.stderr(`${describeWebhookFailure(failure)}\n`),
       };
@@ -245,6 +254,7 @@ export function registerEmulatorCommand(program: Command, io: CliIo): void {
       try {
         emulator = await startEmulator(options);
       } catch (error) {
+        await clocks?.close();
         if (error instanceof EmulatorError) {
           throw new CliError(error.message, {
             exitCode: error.code === 'EMULATOR_LISTEN_FAILED' ? EXIT.unavailable : EXIT.invalidInput,
@@ -264,6 +274,7 @@ export function registerEmulatorCommand(program: Command, io: CliIo): void {
       );
       const received = await signal;
       await emulator.close();
+      await clocks?.close();
       io.stdout(`convo-bridge emulator stopped (${received}).\n`);
       process.exitCode = EXIT.ok;
     });

@@ -20,7 +20,7 @@ import type { EmulatorAdmin } from './emulator-admin.js';
 import { EmulatorError } from './emulator-error.js';
 import { escapeHtml } from './escape-html.js';
 import { FaultSpecSchema } from './faults.js';
-import { INBOX_PATH, renderInboxPage } from './inbox-page.js';
+import { INBOX_PATH, type InboxClocks, renderInboxPage } from './inbox-page.js';
 
 /**
  * The admin API under /_emulator/ (no platform authentication: it is the test harness's and the
@@ -284,7 +284,7 @@ export function createAdminRouter(admin: EmulatorAdmin): Router {
     }),
   );
 
-  router.get('/inbox', (req: Request, res: Response) => {
+  router.get('/inbox', async (req: Request, res: Response) => {
     const status = typeof req.query.status === 'string' ? req.query.status : '';
     const selectedStatus = CONVERSATION_STATUSES.find((s) => s === status) ?? null;
     const selectedId = typeof req.query.c === 'string' ? req.query.c : undefined;
@@ -295,6 +295,14 @@ export function createAdminRouter(admin: EmulatorAdmin): Router {
         selected = admin.conversation(selectedId);
       } catch (error) {
         notice = describeError(error);
+      }
+    }
+    let clocks: InboxClocks | null = null;
+    if (selected !== null) {
+      try {
+        clocks = await admin.clocks(selected.id);
+      } catch (error) {
+        notice = `the bridge's clocks could not be read: ${describeError(error)}`;
       }
     }
     const counts = admin.statusCounts();
@@ -310,6 +318,8 @@ export function createAdminRouter(admin: EmulatorAdmin): Router {
           status: selectedStatus,
           conversations: admin.conversations({ status: selectedStatus ?? undefined }),
           selected,
+          clocks,
+          nowMs: admin.nowMs(),
           notice,
         }),
       );

@@ -62,6 +62,11 @@ export function channelLabel(type: ChannelType): string {
   return CHANNELS[type].label;
 }
 
+/** True when free-form replies on this channel type need an open reply window. */
+export function hasReplyWindow(type: ChannelType): boolean {
+  return CHANNELS[type].replyWindow;
+}
+
 export function channelEngine(type: ChannelType, form: ApiForm): string {
   return CHANNELS[type].engine[form];
 }

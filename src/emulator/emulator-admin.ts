@@ -18,6 +18,7 @@ import {
   type StoredMessage,
 } from './emulator-state.js';
 import { type ActiveFault, type FaultPlan, FaultRegistry, type FaultSpecInput } from './faults.js';
+import type { InboxClocks } from './inbox-page.js';
 import { MOMENT_HINT, parseMoment } from './parse-moment.js';
 import type { PlatformContext } from './platform-api.js';
 import type { EndpointName } from './platform-routes.js';
@@ -172,6 +173,16 @@ export class EmulatorAdmin {
   private apiFeatureOn: boolean;
   private stormSecret: string | undefined;
   private requestSeq = 0;
+
+  /** The bridge's clocks of a conversation, when the emulator was given a source (inbox page). */
+  async clocks(conversationId: string): Promise<InboxClocks | null> {
+    return this.options.clocks ? this.options.clocks(conversationId) : null;
+  }
+
+  /** Now, on the emulator's clock (ms). */
+  nowMs(): number {
+    return this.options.now();
+  }
 
   constructor(
     private readonly options: ResolvedEmulatorOptions,

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { ApiForm } from './channels.js';
 import type { DeliveryMode } from './delivery-progress.js';
 import { EmulatorError } from './emulator-error.js';
+import type { InboxClocks } from './inbox-page.js';
 import type { RateLimitConfig } from './platform-api.js';
 import type { LinkPolicy } from './split-links.js';
 
@@ -110,6 +111,14 @@ export const EmulatorOptionsSchema = z.strictObject({
   version: nonEmpty.default('1.3'),
   /** Clock (epoch ms) for message times, windows and rate limits; tests may pass their own. */
   now: z.custom<() => number>((value) => typeof value === 'function').optional(),
+  /**
+   * The bridge's clocks of a conversation for the inbox page (issue 16, "visible clocks"): its
+   * pending timers and its idea of the window's end. The emulator knows nothing of the bridge; the
+   * caller supplies this (the CLI's --clocks-config reads the bridge's Redis).
+   */
+  clocks: z
+    .custom<(conversationId: string) => Promise<InboxClocks | null>>((value) => typeof value === 'function')
+    .optional(),
   /** Told about every failed webhook attempt (the CLI prints them; issue 13, item 9). */
   onWebhookFailure: z
     .custom<(failure: WebhookFailure) => void>((value) => typeof value === 'function')
@@ -159,6 +168,7 @@ export interface ResolvedEmulatorOptions {
   readonly deliveryLogSize: number;
   readonly version: string;
   readonly now: () => number;
+  readonly clocks: ((conversationId: string) => Promise<InboxClocks | null>) | undefined;
   readonly onWebhookFailure: ((failure: WebhookFailure) => void) | undefined;
 }
 
@@ -221,6 +231,7 @@ export function resolveEmulatorOptions(input: unknown): ResolvedEmulatorOptions 
     deliveryLogSize: o.deliveryLogSize,
     version: o.version,
     now: o.now ?? Date.now,
+    clocks: o.clocks,
     onWebhookFailure: o.onWebhookFailure,
   };
 }

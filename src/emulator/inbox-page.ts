@@ -1,4 +1,4 @@
-import type { ApiForm } from './channels.js';
+import { type ApiForm, hasReplyWindow, REPLY_WINDOW_MS } from './channels.js';
 import { CONVERSATION_STATUSES, type ConversationStatus } from './conversation-status.js';
 import type { ConversationDetail, ConversationView, MessageView } from './emulator-admin.js';
 import { escapeHtml } from './escape-html.js';
@@ -19,6 +19,30 @@ export interface InboxPageModel {
   readonly selected: ConversationDetail | null;
   /** A one-line message to show (an admin error), if any. */
   readonly notice?: string | undefined;
+  /** The bridge's clocks of the selected conversation, when the emulator has a source for them. */
+  readonly clocks?: InboxClocks | null | undefined;
+  /** Now on the emulator's clock (ms), for the platform's own reply window. */
+  readonly nowMs?: number | undefined;
+}
+
+/**
+ * What a bridge says about a conversation's clocks (issue 16): its pending timers and when it
+ * thinks the reply window closes. A structural shape of the emulator's own: it imports nothing
+ * from the bridge.
+ */
+export interface InboxClocks {
+  readonly timers: readonly {
+    readonly rule: string;
+    readonly trigger: string;
+    readonly dueAt: string;
+    readonly dueLocal: string | null;
+    readonly state: string;
+  }[];
+  readonly window: {
+    readonly applies: boolean;
+    readonly closesAt: string | null;
+    readonly closesLocal: string | null;
+  };
 }
 
 export const INBOX_PATH = '/_emulator/inbox';
@@ -94,6 +118,7 @@ function renderConversation(model: InboxPageModel, c: ConversationDetail): strin
     actionForm(c.id, 'done', 'Done', back, 'done', c.status !== 'Selesai'),
     actionForm(c.id, 'read', 'Mark read', back, 'mark-read', c.status === 'Belum Dibaca'),
   ].join('');
+  const clocks = renderClocks(model, c);
   const messages =
     c.messages.length === 0
       ? '<p class="empty">No messages yet.</p>'
@@ -103,6 +128,7 @@ function renderConversation(model: InboxPageModel, c: ConversationDetail): strin
     `<section class="conversation" data-testid="conversation-detail">` +
     `<header><h2>${escapeHtml(c.label)}</h2><div class="sub">${escapeHtml(c.channel.name)} (${escapeHtml(c.channel.type)}) · <code>${escapeHtml(c.id)}</code></div>` +
     `<div class="badges">${badges}</div><div class="actions">${actions}</div></header>` +
+    clocks +
     messages +
     `<form method="post" action="${ADMIN}/conversations/${id}/agent-reply" class="reply" data-testid="agent-reply-form">` +
     `<input type="hidden" name="_redirect" value="${escapeHtml(back)}">` +
@@ -115,6 +141,43 @@ function renderConversation(model: InboxPageModel, c: ConversationDetail): strin
     `<button type="submit">Send as customer</button></form>` +
     `</section>`
   );
+}
+
+/**
+ * The conversation's clocks: the platform's own reply window (24 h after the customer's last
+ * message, on the channel types that have one) and, when the emulator has a source, the bridge's
+ * pending timers and its idea of the window's end.
+ */
+function renderClocks(model: InboxPageModel, c: ConversationDetail): string {
+  const lines: string[] = [];
+  if (hasReplyWindow(c.channel.type)) {
+    const last = c.lastCustomerMessageAt === null ? null : Date.parse(c.lastCustomerMessageAt);
+    if (last === null) {
+      lines.push('<li data-testid="platform-window">Reply window: closed (no customer message)</li>');
+    } else {
+      const closes = new Date(last + REPLY_WINDOW_MS).toISOString();
+      const open = model.nowMs === undefined || model.nowMs < last + REPLY_WINDOW_MS;
+      lines.push(
+        `<li data-testid="platform-window">Reply window: ${open ? 'closes' : 'closed'} ${escapeHtml(closes)}</li>`,
+      );
+    }
+  }
+  if (model.clocks) {
+    const w = model.clocks.window;
+    if (w.applies) {
+      lines.push(
+        `<li data-testid="bridge-window">Bridge: window closes ${escapeHtml(w.closesLocal ?? w.closesAt ?? 'unknown')}</li>`,
+      );
+    }
+    for (const t of model.clocks.timers) {
+      lines.push(
+        `<li data-testid="bridge-timer">Timer <strong>${escapeHtml(t.rule)}</strong> (${escapeHtml(t.trigger)}) due ${escapeHtml(t.dueLocal ?? t.dueAt)}: ${escapeHtml(t.state)}</li>`,
+      );
+    }
+    if (model.clocks.timers.length === 0)
+      lines.push('<li data-testid="bridge-timer-none">Bridge: no pending timers</li>');
+  }
+  return lines.length === 0 ? '' : `<ul class="clocks" data-testid="clocks">${lines.join('')}</ul>`;
 }
 
 function renderList(model: InboxPageModel): string {
@@ -164,6 +227,7 @@ button:disabled{border-color:#d1d5db;color:#9ca3af;cursor:default}
 .status-delivered,.status-read{background:#bbf7d0}.note-tag{background:#fde68a}
 .reply{display:flex;flex-direction:column;gap:4px;margin-top:10px;border-top:1px solid #e5e7eb;padding-top:8px}
 .reply textarea,.reply input{width:100%;box-sizing:border-box;font:inherit}.reply button{align-self:flex-start}
+.clocks{list-style:none;margin:6px 0;padding:6px 10px;background:#f0f9ff;border:1px solid #bae6fd;border-radius:8px;font-size:13px}
 .notice{background:#fee2e2;color:#991b1b;padding:8px 16px}.empty{color:#6b7280}
 `;
 

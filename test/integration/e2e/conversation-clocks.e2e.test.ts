@@ -1,8 +1,11 @@
+import { Queue } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/cli/run-cli.js';
+import type { InboxClocks } from '../../../src/emulator/inbox-page.js';
+import { QUEUE_NAMES } from '../../../src/queue/redis-keys.js';
 import { TEST_CLOCK_ENV } from '../../../src/run/run-bridge.js';
 import { waitFor } from '../../../src/shared/wait-for.js';
-import type { ConversationClocks } from '../../../src/worker/list-timers.js';
+import { type ConversationClocks, listConversationClocks } from '../../../src/worker/list-timers.js';
 import { exampleConfig } from '../../support/bridge-harness.js';
 import { createWorld, type World } from '../../support/e2e-world.js';
 
@@ -66,12 +69,27 @@ describe('conversation clocks end to end', () => {
   });
 
   it('window_closing fires once, before: ahead of the window end; a new customer message re-arms it', async () => {
-    world = await createWorld({ config: await shortWindowConfig() });
+    // The inbox page shows the bridge's clocks through a source the test wires, as the CLI's
+    // --clocks-config does (the emulator knows nothing of the bridge).
+    let source: ((id: string) => Promise<InboxClocks | null>) | undefined;
+    world = await createWorld({
+      config: await shortWindowConfig(),
+      emulator: { clocks: async (id) => (source ? source(id) : null) },
+    });
     const w = world;
+    const timersQueue = new Queue(QUEUE_NAMES.timers, { connection: w.redis, prefix: w.prefix });
+    source = async (id) =>
+      (await listConversationClocks(w.redis, w.keys, timersQueue, { conversationId: id }))[0] ?? null;
     w.conversation('c-warn', { type: 'whatsapp_api', id: 'ch_waba_1' });
     w.say('c-warn', 'Halo');
     const first = await armedTimer(w, 'c-warn');
     expect((await timerJob(w, first))?.trigger).toBe('window_closing');
+    const page = await (await fetch(`${w.emulator.inboxUrl}?c=c-warn`)).text();
+    expect(page).toMatch(/data-testid="platform-window">Reply window: closes \d{4}-/);
+    expect(page).toMatch(
+      /data-testid="bridge-timer">Timer <strong>warn-window<\/strong> \(window_closing\) due \w{3} \d{4}-\d{2}-\d{2} \d{2}:\d{2} Asia\/Jakarta: pending/,
+    );
+    await timersQueue.close();
     // A second message 2 s later: the first timer is cancelled, a new one is due 6 s after it.
     await waitFor(async () => Date.now() > Date.parse((await timerJob(w, first))?.dueAt ?? '0') - 4_000, {
       timeoutMs: 10_000,

@@ -89,3 +89,58 @@ describe('renderInboxPage', () => {
     expect(html).toContain(`/_emulator/conversations/${encodeURIComponent(detail.id)}/take-over`);
   });
 });
+
+describe('renderInboxPage: conversation clocks (issue 16)', () => {
+  const base = {
+    businessName: 'Toko',
+    form: 'current' as const,
+    counts,
+    total: 1,
+    status: null,
+    conversations: [],
+  };
+  const windowed: ConversationDetail = {
+    ...detail,
+    channel: { type: 'whatsapp_api', id: 'ch_waba_1', name: 'WA API' },
+    lastCustomerMessageAt: '2026-11-27T09:50:00.000Z',
+  };
+
+  it("shows the platform's window and the bridge's timers, escaped", () => {
+    const html = renderInboxPage({
+      ...base,
+      selected: windowed,
+      nowMs: Date.parse('2026-11-27T10:00:00Z'),
+      clocks: {
+        window: {
+          applies: true,
+          closesAt: '2026-11-28T09:50:00.000Z',
+          closesLocal: 'Sat 2026-11-28 16:50 Asia/Jakarta',
+        },
+        timers: [
+          {
+            rule: `warn-${evil}`,
+            trigger: 'window_closing',
+            dueAt: '2026-11-28T07:50:00.000Z',
+            dueLocal: 'Sat 2026-11-28 14:50 Asia/Jakarta',
+            state: 'pending (cancelled by message_in,agent_reply)',
+          },
+        ],
+      },
+    });
+    expect(html).toContain(
+      '<li data-testid="platform-window">Reply window: closes 2026-11-28T09:50:00.000Z</li>',
+    );
+    expect(html).toContain('Bridge: window closes Sat 2026-11-28 16:50 Asia/Jakarta');
+    expect(html).toContain(
+      `Timer <strong>warn-${escapeHtml(evil)}</strong> (window_closing) due Sat 2026-11-28 14:50 Asia/Jakarta: pending (cancelled by message_in,agent_reply)`,
+    );
+    expect(html).not.toContain(evil);
+  });
+
+  it('says the window is closed once past it, and shows no clocks box on a channel without one and no source', () => {
+    const late = renderInboxPage({ ...base, selected: windowed, nowMs: Date.parse('2026-11-29T00:00:00Z') });
+    expect(late).toContain('Reply window: closed 2026-11-28T09:50:00.000Z');
+    expect(late).not.toContain('bridge-timer');
+    expect(renderInboxPage({ ...base, selected: detail })).not.toContain('data-testid="clocks"');
+  });
+});
