@@ -67,7 +67,7 @@ describe('every convo-bridge command the README shows works as written (issue 13
     // Prose and code outside the synopsis table never tell a newcomer to type a bare `convo-bridge`.
     const bare = README.split('\n').filter(
       (line) =>
-        /(^|[`$] ?)convo-bridge (start|serve|work|validate|explain|schema|dlq|quarantine|emulator|demo|send-test-webhook|--)/.test(
+        /(^|[`$] ?)convo-bridge (start|serve|work|validate|explain|schema|dlq|quarantine|timers|emulator|demo|send-test-webhook|--)/.test(
           line,
         ) &&
         !line.startsWith('| `convo-bridge') &&
@@ -94,6 +94,7 @@ describe('every convo-bridge command the README shows works as written (issue 13
     'schema',
     'dlq',
     'quarantine',
+    'timers',
     'emulator',
     'demo',
     'send-test-webhook',
