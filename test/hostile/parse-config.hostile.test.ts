@@ -289,7 +289,13 @@ const rule = (index: number) =>
           fc.oneof(
             template(keywords !== undefined).map((note) => ({ note })),
             fc.constant({ need_human: true }),
-            template(keywords !== undefined).map((text) => ({ reply: { text } })),
+            // A rule on agent_reply or message_sent may not reply (issue 16: it could answer the
+            // bridge's own echoed sends); validate refuses it, so a valid set has none.
+            template(keywords !== undefined).map((text) =>
+              on.some((kind) => kind === 'agent_reply' || kind === 'message_sent')
+                ? { note: text }
+                : { reply: { text } },
+            ),
             fc.constant({ forward: 'crm' }),
             fc.record({
               after: fc.constantFrom('1m', '15m', '2h'),
