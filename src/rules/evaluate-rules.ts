@@ -351,6 +351,7 @@ function planAction(
           dueAt: due.toISOString(),
           dueLocal,
           clock: 'business',
+          businessMs: action.delayMs,
         },
       ];
     }

@@ -47,10 +47,16 @@ function describeAction(action: PlannedAction, number: string, indent: string, l
       return;
     case 'timer': {
       const unless = action.unless.length > 0 ? `, cancelled by ${action.unless.join(' or ')}` : '';
-      const clock = action.clock === 'business' ? ' of business hours' : '';
-      const due = action.dueLocal !== undefined ? ` (due ${action.dueLocal})` : '';
+      const after =
+        action.clock === 'business' && action.businessMs !== undefined
+          ? `${formatDuration(action.businessMs)} of business hours`
+          : formatDuration(action.delayMs);
+      const due =
+        action.dueLocal !== undefined
+          ? ` (due ${action.dueLocal}${action.clock === 'business' ? `, in ${formatDuration(action.delayMs)}` : ''})`
+          : '';
       const what = action.trigger === 'window_closing' ? 'window_closing timer' : 'timer';
-      lines.push(`${head} ${what}: after ${formatDuration(action.delayMs)}${clock}${due}${unless}, run:`);
+      lines.push(`${head} ${what}: after ${after}${due}${unless}, run:`);
       action.actions.forEach((child, j) => {
         describeAction(child, `${number}${j + 1}.`, `${indent}   `, lines);
       });

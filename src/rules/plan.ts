@@ -76,8 +76,9 @@ export type PlannedAction = {
       dueAt?: string;
       /** The due time in the configured zone, for people (explain, timers list). */
       dueLocal?: string;
-      /** `business`: `delayMs` was counted in open business hours. */
+      /** `business`: the configured delay (`businessMs`) counts open business hours; `delayMs` is the wall-clock wait. */
       clock?: 'wall' | 'business';
+      businessMs?: number;
       /** Set by `on: window_closing` rules: what set the timer. */
       trigger?: 'window_closing';
     }

@@ -37,6 +37,7 @@ for i = 1, #KEYS / 3 do
   local base = 8 + 6 * (i - 1)
   local me, kind, at, key = ARGV[base + 1], ARGV[base + 2], ARGV[base + 3], ARGV[base + 4]
   local echoId, echoText = ARGV[base + 5], ARGV[base + 6]
+  local probe = echoId ~= '' or echoText ~= ''
   local status, other = 'go', ''
   if ARGV[7] ~= '1' then status, other = gate(order, me, ARGV[6]) end
   if status ~= 'go' then
@@ -47,7 +48,7 @@ for i = 1, #KEYS / 3 do
     local cancelled = {}
     for j = 1, #facts, 2 do
       local f = facts[j]
-      if f == echoId or f == echoText then echo = true end
+      if probe and (f == echoId or f == echoText) then echo = true end
       if f == 'lastIn' then lastIn = facts[j + 1]
       elseif f == 'firstIn' then firstIn = facts[j + 1]
       elseif string.sub(f, 1, 2) == 'T:' then

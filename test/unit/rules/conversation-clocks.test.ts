@@ -166,7 +166,9 @@ describe('after: with clock: business', () => {
       delayMs: Date.parse('2026-11-28T02:20:00Z') - FRI_1650.getTime(),
     });
     const text = formatPlan(plan, message(FRI_1650, QR), FRI_1650, 'Fri 16:50 Asia/Jakarta');
-    expect(text).toContain('timer: after 16h 30m of business hours (due Sat 2026-11-28 09:20 Asia/Jakarta)');
+    expect(text).toContain(
+      'timer: after 30m of business hours (due Sat 2026-11-28 09:20 Asia/Jakarta, in 16h 30m)',
+    );
   });
 
   it('a wall-clock timer keeps its delay and has no due time fixed by the plan', () => {
