@@ -171,6 +171,7 @@ async function runOne(
       if (action.type === 'reply' && action.once) markOnce(ctx, action.once.key, ctx.now());
       record(ctx, action.id, finish(previous, 'done', Date.now(), detail));
       rememberSent(ctx, action);
+      rememberSentId(ctx, detail);
       ctx.log.info(
         { action: action.id },
         'reconciled an action of unknown outcome: it had reached the platform',

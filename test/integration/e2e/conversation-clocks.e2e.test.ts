@@ -234,6 +234,41 @@ describe('conversation clocks end to end', () => {
     expect(w.apiMessages('c-echo')).toHaveLength(1);
   });
 
+  it('the earlier form: an echoed API send (message.sent) is recognised too', async () => {
+    const rules = `  - name: ack
+    on: message_in
+    if: { text: { any_keywords: [ tolong ] } }
+    then:
+      - reply: { text: "Baik Kak, kami bantu." }
+      - after: 3s
+        unless: message_sent
+        then: [ { note: "Nobody answered after the acknowledgement." } ]`;
+    world = await createWorld({
+      // The earlier form authenticates with the secret alone.
+      config: (await exampleConfig({ hours: 'open', extraRules: rules }))
+        .replace('form: current', 'form: earlier')
+        .replace('scheme: headers', 'scheme: bearer-secret'),
+      form: 'earlier',
+      emulator: { echoApiSends: true },
+    });
+    const w = world;
+    w.conversation('c-echo-earlier', { type: 'whatsapp_qr', id: 'ch_wa_qr' });
+    w.say('c-echo-earlier', 'tolong');
+    await waitFor(() => w.apiMessages('c-echo-earlier').length === 1, {
+      timeoutMs: 10_000,
+      what: 'the reply',
+    });
+    const [sent] = w.apiMessages('c-echo-earlier');
+    const echoKey = `message.sent|${sent?.messageId}`;
+    await waitFor(async () => (await w.eventRun(echoKey))?.result !== undefined, {
+      timeoutMs: 10_000,
+      what: 'the message.sent echo to be processed',
+    });
+    expect((await w.eventRun(echoKey))?.result).toMatchObject({ ownSend: true, cancelledTimers: [] });
+    await waitFor(() => w.notes('c-echo-earlier').length > 0, { timeoutMs: 15_000, what: 'the timer note' });
+    expect(w.notes('c-echo-earlier')).toEqual(['Nobody answered after the acknowledgement.']);
+  });
+
   it('a business-time timer fires at the expected instant under a shifted clock (Friday 17:00:45, split shift)', async () => {
     // The bridge's clock reads Friday 2026-11-20 17:00:45 WIB now; hours close 17:00-17:01.
     const fakeStart = Date.parse('2026-11-20T17:00:45+07:00');
