@@ -8,6 +8,7 @@ import type { CliIo } from './run-cli.js';
 import { registerRunCommands } from './run-commands.js';
 import { registerSchemaCommand } from './schema-command.js';
 import { registerSendTestWebhookCommand } from './send-test-webhook-command.js';
+import { registerTestCommand } from './test-command.js';
 import { registerValidateCommand } from './validate-command.js';
 
 /**
@@ -18,6 +19,7 @@ export function registerCommands(program: Command, io: CliIo): void {
   registerRunCommands(program, io);
   registerValidateCommand(program, io);
   registerExplainCommand(program, io);
+  registerTestCommand(program, io);
   registerSchemaCommand(program, io);
   registerDlqCommand(program, io);
   registerQuarantineCommand(program, io);
