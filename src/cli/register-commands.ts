@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { registerDemoCommand } from './demo-command.js';
 import { registerDlqCommand } from './dlq-command.js';
 import { registerEmulatorCommand } from './emulator-command.js';
+import { registerEventsCommand } from './events-command.js';
 import { registerExplainCommand } from './explain-command.js';
 import { registerQuarantineCommand } from './quarantine-command.js';
 import type { CliIo } from './run-cli.js';
@@ -23,6 +24,7 @@ export function registerCommands(program: Command, io: CliIo): void {
   registerSchemaCommand(program, io);
   registerDlqCommand(program, io);
   registerQuarantineCommand(program, io);
+  registerEventsCommand(program, io);
   registerEmulatorCommand(program, io);
   registerDemoCommand(program, io);
   registerSendTestWebhookCommand(program, io);
