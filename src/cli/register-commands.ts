@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { registerBacktestCommand } from './backtest-command.js';
 import { registerDemoCommand } from './demo-command.js';
 import { registerDlqCommand } from './dlq-command.js';
 import { registerEmulatorCommand } from './emulator-command.js';
@@ -21,6 +22,7 @@ export function registerCommands(program: Command, io: CliIo): void {
   registerValidateCommand(program, io);
   registerExplainCommand(program, io);
   registerTestCommand(program, io);
+  registerBacktestCommand(program, io);
   registerSchemaCommand(program, io);
   registerDlqCommand(program, io);
   registerQuarantineCommand(program, io);
