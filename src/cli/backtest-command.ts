@@ -143,7 +143,9 @@ export function registerBacktestCommand(program: Command, io: CliIo): void {
           else {
             io.stdout(`${mismatches.length} event(s) differ (- expected, + actual)\n`);
             for (const m of mismatches.slice(0, 20)) {
-              io.stdout(`  ${m.eventKey} (conversation ${m.conversationId})\n`);
+              io.stdout(
+                `  #${m.seq} ${m.conversationId} ${JSON.stringify(m.text.slice(0, 60))} (${m.eventKey})\n`,
+              );
               for (const line of m.diff) io.stdout(`    ${line}\n`);
             }
             if (mismatches.length > 20)

@@ -7,6 +7,9 @@ function ex(examples: readonly Example[]): string {
     .join('; ');
 }
 
+/** Longest table of conversations printed; --json has them all. */
+const MAX_ROWS = 10;
+
 const signed = (n: number) => (n > 0 ? `+${n}` : n < 0 ? `${n}` : '0');
 
 /** The backtest report for people: a few tables, only the sections that have something. */
@@ -42,8 +45,18 @@ export function formatBacktest(report: BacktestReport, what: { config: string; b
     out.push(
       formatTable(
         ['ESCALATION', 'CONVERSATION', 'BEFORE', 'AFTER'],
-        report.escalations.map((e) => [e.change, e.conversationId, e.before ?? '-', e.after ?? '-']),
+        report.escalations
+          .slice(0, MAX_ROWS)
+          .map((e) => [e.change, e.conversationId, e.before ?? '-', e.after ?? '-']),
       ).trimEnd(),
+    );
+    const counts = new Map<string, number>();
+    for (const e of report.escalations) counts.set(e.change, (counts.get(e.change) ?? 0) + 1);
+    const summary = [...counts].map(([change, n]) => `${n} ${change}`).join(', ');
+    out.push(
+      report.escalations.length > MAX_ROWS
+        ? `... ${report.escalations.length - MAX_ROWS} more (--json lists all); in all: ${summary}`
+        : `in all: ${summary}`,
     );
   }
   if (report.blocked.length > 0) {

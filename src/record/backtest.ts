@@ -359,6 +359,9 @@ export function backtest(
     escalations.push({ conversationId, before: was, after: now, change });
   }
   const byCount = (x: ActionChange, y: ActionChange) => y.count - x.count || x.rule.localeCompare(y.rule);
+  const bySeq = (x: Example, y: Example) => x.seq - y.seq;
+  for (const change of [...added.values(), ...removed.values(), ...blocked.values()])
+    change.examples.sort(bySeq);
   return {
     events: ordered.length,
     conversations: conversationsOf(ordered).size,

@@ -22,6 +22,8 @@ export const GoldenPlanSchema = z.object({
 });
 
 export interface GoldenMismatch {
+  seq: number;
+  text: string;
   eventKey: string;
   conversationId: string;
   /** `- expected` / `+ actual` lines. */
@@ -52,6 +54,8 @@ export function compareGolden(
     const have = got.get(key);
     if (!have) {
       mismatches.push({
+        seq: want.seq,
+        text: want.text,
         eventKey: want.eventKey,
         conversationId: want.conversationId,
         diff: ['- (this event is in the expected plans but not among the events backtested)'],
@@ -61,12 +65,20 @@ export function compareGolden(
     const a = lines(want);
     const b = lines(have);
     if (a.join('\n') !== b.join('\n')) {
-      mismatches.push({ eventKey: want.eventKey, conversationId: want.conversationId, diff: listDiff(a, b) });
+      mismatches.push({
+        seq: want.seq,
+        text: want.text,
+        eventKey: want.eventKey,
+        conversationId: want.conversationId,
+        diff: listDiff(a, b),
+      });
     }
   }
   for (const have of actual) {
     if (!seen.has(keyOf(have))) {
       mismatches.push({
+        seq: have.seq,
+        text: have.text,
         eventKey: have.eventKey,
         conversationId: have.conversationId,
         diff: ['+ (this event was backtested but has no expected plan: --save again to pin it)'],

@@ -86,12 +86,13 @@ export function listDiff(expected: readonly string[], actual: readonly string[])
       out.push(`  ${expected[i]}`);
       i++;
       j++;
-    } else if (j < m && (i >= n || (lcs[i]?.[j + 1] ?? 0) >= (lcs[i + 1]?.[j] ?? 0))) {
-      out.push(`+ ${actual[j]}`);
-      j++;
-    } else {
+    } else if (i < n && (j >= m || (lcs[i + 1]?.[j] ?? 0) >= (lcs[i]?.[j + 1] ?? 0))) {
+      // Removals first, then additions: a replaced line reads "- old" then "+ new".
       out.push(`- ${expected[i]}`);
       i++;
+    } else {
+      out.push(`+ ${actual[j]}`);
+      j++;
     }
   }
   if (n === 0 && m === 0) out.push('  (none)');

@@ -84,7 +84,7 @@ ${COMPLAINT}
     const [result] = [await runRuleTestFile(file)];
     const failures = result.cases[0]?.failures ?? [];
     expect(failures.map((f) => f.check)).toEqual(['matched (exact, in config order)', 'no_action']);
-    expect(failures[0]?.diff).toEqual(['+ escalate-complaints', '- catalog']);
+    expect(failures[0]?.diff).toEqual(['- catalog', '+ escalate-complaints']);
     expect(formatTestResults([result]).failed).toBe(1);
   });
 
