@@ -105,6 +105,20 @@ describe('recorded events and backtest, end to end', () => {
     expect(JSON.parse(shown.out)).toMatchObject({ event: { key: exported[0]?.event.key } });
   });
 
+  it('backtest --since reads the recording from Redis; under the same rules nothing changes', async () => {
+    const flags = ['--redis-url', world.env.REDIS_URL as string, '--prefix', world.prefix];
+    const run = await cli(['backtest', '--config', oldConfig, '--since', '1h', ...flags, '--json']);
+    expect(run.err).toBe('');
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.out) as BacktestReport;
+    // The simulation of facts, timers and windows agrees with what the worker did, event by event.
+    expect(report.events).toBe(200);
+    expect(report.conversations).toBe(CONVERSATIONS);
+    expect(report.changedEvents).toBe(0);
+    expect(report.escalations).toEqual([]);
+    expect(report.rules.find((r) => r.rule === 'escalate-complaints')?.before).toBeGreaterThan(0);
+  });
+
   it('backtest with a changed keyword list reports exactly what explain finds event by event', async () => {
     const file = join(dir, 'events.jsonl');
     const run = await cli(['backtest', '--config', newConfig, '--from', file, '--json']);
