@@ -122,6 +122,41 @@ ${COMPLAINT}
   });
 });
 
+describe('a recorded line is an event everywhere', () => {
+  it('explain --event takes one line of events export, with its facts and instant', async () => {
+    const [first] = (await readFile('config/examples/recorded-events.jsonl', 'utf8')).split('\n');
+    const dir = await mkdtemp(join(tmpdir(), 'recorded-line-'));
+    const file = join(dir, 'line.json');
+    await writeFile(file, first ?? '');
+    const recorded = JSON.parse(first ?? '{}');
+    const { code, out } = await run([
+      'explain',
+      '--config',
+      'config/bridge.example.yaml',
+      '--event',
+      file,
+      '--json',
+    ]);
+    expect(code).toBe(0);
+    const plan = JSON.parse(out);
+    expect(plan.now).toBe(recorded.now);
+    expect(plan.event).toBe(recorded.event.key);
+    // Recorded at 18:33 in Jakarta: the example's after-hours rule would answer "Saya mau refund"
+    // if escalate-complaints did not stop it.
+    expect(plan.matched.map((m: { rule: string }) => m.rule)).toEqual(['escalate-complaints']);
+  });
+
+  it('a test case takes a recorded line as its event', async () => {
+    const [first] = (await readFile('config/examples/recorded-events.jsonl', 'utf8')).split('\n');
+    const file = await testFile(
+      `cases:\n  - name: recorded\n    event: ${first}\n    expect: { matched: [ escalate-complaints ], actions_include: [ need_human ] }\n`,
+    );
+    const result = await runRuleTestFile(file);
+    expect(result.error).toBeUndefined();
+    expect(result.cases[0]).toMatchObject({ name: 'recorded', failures: [] });
+  });
+});
+
 describe('listDiff', () => {
   it('marks one missing and one extra item', () => {
     expect(listDiff(['a', 'b', 'c'], ['a', 'c', 'd'])).toEqual(['  a', '- b', '  c', '+ d']);
