@@ -100,6 +100,19 @@ export function registerBacktestCommand(program: Command, io: CliIo): void {
         for (const problem of read.problems) io.stderr(`skipped an unreadable recorded event ${problem}\n`);
         lines = read.events;
       }
+      if (lines.length === 0) {
+        io.stderr(
+          options.from !== undefined
+            ? `${options.from} holds no events\n`
+            : `no events recorded in the last ${options.since}: is record: { enabled: true } set in the running bridge's config, and is this its Redis and prefix?\n`,
+        );
+      }
+      const redacted = lines.filter((line) => line.redacted.includes('texts')).length;
+      if (redacted > 0) {
+        io.stderr(
+          `warning: ${redacted} event(s) were recorded with record.redact.texts: keyword and regex conditions cannot be judged on them\n`,
+        );
+      }
       const withoutPlan = lines.filter((line) => line.plan === undefined).length;
       if (withoutPlan > 0 && !baseline) {
         throw new CliError(
