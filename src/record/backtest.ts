@@ -104,8 +104,11 @@ export function simulate(rules: CompiledRules, lines: readonly RecordedEvent[], 
     if (!first) continue;
     const seed = factsFromJson(first.facts);
     let lastIn = seed.lastCustomerMessageAt;
-    let firstKey: string | null =
-      first.event.kind === 'message_in' && seed.isFirstCustomerMessage ? null : '(before the recording)';
+    // The first customer message is this one when the facts say so, or still to come when the
+    // recording starts with another kind of event and no customer message was known.
+    const noneYet =
+      first.event.kind === 'message_in' ? seed.isFirstCustomerMessage : seed.lastCustomerMessageAt === null;
+    let firstKey: string | null = noneYet ? null : '(before the recording)';
     const onceMarks: Record<string, string> = { ...seed.onceMarks };
     const cooldowns: Record<string, string> = { ...(seed.cooldowns ?? {}) };
     let pending: PendingTimer<PlannedAction>[] = [];

@@ -204,3 +204,37 @@ describe('redaction', () => {
     expect(redactEvent(event, { texts: false, phones: false })).toBe(event);
   });
 });
+
+describe('first_message in a replay', () => {
+  const rules = parseConfigText(
+    `platform:
+  base_url: https://api.example.com
+  auth: { business_id: biz-1, secret: s3cret }
+receiver:
+  secrets: [ whsec-1 ]
+rules:
+  - name: welcome
+    on: message_in
+    if: { first_message: true }
+    then: [ { note: "first message" } ]
+`,
+    { fileName: 'first.yaml', env: {} },
+  ).rules;
+
+  it('is the first customer message of a conversation that starts with another event', () => {
+    const ai = line('c-first', 0, { kind: 'ai_reply', name: 'ai.message_generated', text: 'Halo!' });
+    const one = line('c-first', 1, { text: 'halo' });
+    const two = line('c-first', 2, { text: 'halo lagi' });
+    const side = simulate(rules, [ai, one, two], at(2).getTime());
+    expect(side.events.map((e) => e.matched)).toEqual([[], ['welcome'], []]);
+  });
+
+  it('is not, when the facts of the first recorded event knew an earlier customer message', () => {
+    const known = {
+      ...line('c-known', 0, { kind: 'ai_reply', name: 'ai.message_generated' }),
+      facts: { lastCustomerMessageAt: at(-60).toISOString(), isFirstCustomerMessage: false, onceMarks: {} },
+    };
+    const side = simulate(rules, [known, line('c-known', 1, { text: 'halo' })], at(1).getTime());
+    expect(side.events.map((e) => e.matched)).toEqual([[], []]);
+  });
+});
