@@ -1,7 +1,7 @@
 import { type Command, Option } from 'commander';
 import { EmulatorError } from '../emulator/emulator-error.js';
 import type { EmulatorOptions, WebhookFailure } from '../emulator/emulator-options.js';
-import { startEmulator } from '../emulator/start-emulator.js';
+import type { startEmulator } from '../emulator/start-emulator.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
 import type { CliIo } from './run-cli.js';
@@ -237,7 +237,8 @@ export function registerEmulatorCommand(program: Command, io: CliIo): void {
       };
       let emulator: Awaited<ReturnType<typeof startEmulator>>;
       try {
-        emulator = await startEmulator(options);
+        const { startEmulator: start } = await import('../emulator/start-emulator.js');
+        emulator = await start(options);
       } catch (error) {
         if (error instanceof EmulatorError) {
           throw new CliError(error.message, {

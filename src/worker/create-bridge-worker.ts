@@ -128,6 +128,7 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
       onDeadLetter: (entry) => metrics?.deadLetters.inc({ queue: entry.queue, code: entry.code }),
     },
     log,
+    onRetry: () => metrics?.jobs.inc({ queue: 'events', outcome: 'retried' }),
     onAction: (report) => metrics?.actions.inc({ rule: report.rule, type: report.type, state: report.state }),
     onWindowBlocked: (action) => metrics?.windowBlocked.inc({ rule: action.rule }),
     onPlan: (plan, kind) => {
