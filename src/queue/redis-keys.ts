@@ -88,6 +88,10 @@ export function bridgeKeys(prefix: string) {
     platformRate: `${p}:rate:platform`,
     /** Set while the platform rejects our credentials (401/403): why and since when. */
     authAlarm: `${p}:alarm:auth`,
+    /** Recorded events (`record:` in the config): index by evaluation time, entries by event id, sequence. */
+    recordedIndex: `${p}:recorded:index`,
+    recordedEntries: `${p}:recorded:entries`,
+    recordedSeq: `${p}:recorded:seq`,
     prefix: p,
   };
 }

@@ -18,7 +18,16 @@ import type { EventSlots } from './event-slots.js';
 import { type ActionReport, staleSentMarks, type TimerScheduler } from './execute-actions.js';
 import { deadLetter, type FailurePolicyDeps, failureOf, pauseOnFailure } from './job-failure-policy.js';
 import { checkOrderGate, leaveOrderGate, memberJobId } from './order-gate.js';
-import type { ForwardPort, FrozenPlan, Plan, PlannedAction, PlatformPort, RulesPort } from './ports.js';
+import type {
+  ConversationFacts,
+  EventRecorder,
+  ForwardPort,
+  FrozenPlan,
+  Plan,
+  PlannedAction,
+  PlatformPort,
+  RulesPort,
+} from './ports.js';
 import { type PreparedEvent, prepareEvents } from './prepare-run.js';
 import { runPlannedActions } from './run-planned-actions.js';
 import { RUN_TTL_SECONDS } from './run-state.js';
@@ -59,6 +68,8 @@ export interface EventProcessorDeps {
   onRetry?: () => void;
   /** Once per event, when its plan is first frozen (retries reuse it): exactly-once counts. */
   onPlanFrozen?: (plan: Plan) => void;
+  /** Set when `record.enabled`: keeps the event with its facts and plan (issue 15). */
+  recorder?: EventRecorder;
 }
 
 export interface EventRunResult {
@@ -280,6 +291,8 @@ async function runEvent(
   }
 
   const rules = deps.rules();
+  // What the plan was evaluated with, for the recorder (undefined when a frozen plan was read back).
+  let evaluated: { now: Date; facts: ConversationFacts; blocked: string[] } | undefined;
   const plan = await frozenPlan(
     prepared,
     async () => {
@@ -312,11 +325,16 @@ async function runEvent(
         };
         planned = rules.evaluate(event, factsForEvaluation(facts, event), now);
       }
+      if (deps.recorder) {
+        const blocked = planned.blockedReplies.map((b) => b.actionId);
+        evaluated = { now, facts: factsForEvaluation(facts, event), blocked };
+      }
       return planned;
     },
     deps.onPlanFrozen,
   );
   deps.onPlan?.(plan, event.kind);
+  if (evaluated) deps.recorder?.record({ event, plan, ...evaluated });
   for (const [field, value] of Object.entries(cooldownFields(plan, deps.now()))) {
     prepared.state.stageConversation(field, value);
   }
