@@ -24,14 +24,6 @@ const sha = (value: string, length = 40): string => {
   return hex.slice(0, length);
 };
 
-/**
- * BullMQ job ids must not contain ':' and must not be all digits. Derive them from the event key
- * with a fixed prefix so that a redelivery maps to the same id.
- */
-export function eventJobId(eventKey: string): string {
-  return `ev-${sha(eventKey)}`;
-}
-
 /** The fixed-size id of one event (the hex part of its dedupe marker's key). */
 export function eventId(eventKey: string): string {
   return sha(eventKey);
