@@ -9,6 +9,7 @@ import { emptyHint, formatTable } from './dlq-command.js';
 import {
   addRedisTargetOptions,
   otherPrefixesWith,
+  REDIS_TARGET_HELP,
   type RedisTargetFlags,
   redisAddress,
   resolveRedisTarget,
@@ -60,8 +61,7 @@ export function registerEventsCommand(program: Command, io: CliIo): void {
   ).addHelpText(
     'after',
     `
-Redis: --config (or config/bridge.yaml, then $CONVO_BRIDGE_CONFIG) gives redis.url and redis.prefix,
-as for start; --redis-url and --prefix override them. Unreachable Redis: exit 2 within 5 s.
+${REDIS_TARGET_HELP}
 Events are recorded only while the config has record: { enabled: true }.
 
 Examples:
