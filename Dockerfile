@@ -27,5 +27,7 @@ EXPOSE 8080
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 CMD ["node", "dist/healthcheck.js"]
 # Exec form: node is PID 1 and receives SIGTERM/SIGINT itself (convo-bridge handles both and
 # drains). Use `docker run --init` (or `init: true` in compose) to also reap zombies.
-ENTRYPOINT ["node", "dist/cli.js"]
+# The V8 heap settings of the bin launcher (src/cli.ts, measured in README "Performance"):
+# a bounded young generation and old space keep RSS near 130 MB under load.
+ENTRYPOINT ["node", "--max-old-space-size=160", "--max-semi-space-size=8", "dist/cli.js"]
 CMD ["start", "--config", "/app/config/bridge.yaml"]

@@ -22,6 +22,7 @@ import { findFreePort, startRedisServer } from '../src/shared/start-redis-server
 import {
   cpuSeconds,
   faults,
+  launcherNodeFlags,
   resetPeakRss,
   round,
   runLoad,
@@ -110,6 +111,8 @@ export async function runCostBench(): Promise<CostResult> {
       fakeApiUrl: api.url,
       redisUrl: redis.url,
       port: await findFreePort(),
+      // As users start it: the bin launcher's V8 settings (npx convo-bridge, the Docker image).
+      nodeArgs: launcherNodeFlags(),
     });
     stops.push(() => stopChild(bridge.child));
     await sleep(IDLE_SETTLE_MS);
@@ -208,7 +211,7 @@ export function costRows(r: CostResult): { measure: string; value: string; goal:
       met: '-',
     },
     {
-      measure: `peak RSS of start under load (VmHWM, ${r.events} events, 32 in flight)`,
+      measure: `peak RSS of start under load (VmHWM, ${r.events} events, 32 in flight; node ${launcherNodeFlags().join(' ')})`,
       value: `${r.peakRssMb} MB`,
       goal: `<= ${g.peakRssMb} MB`,
       met: yes(r.peakRssMb <= g.peakRssMb),

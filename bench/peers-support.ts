@@ -5,6 +5,7 @@
  * through a schema. The harness files are used as they are; nothing here writes into that folder.
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
@@ -125,8 +126,10 @@ export async function startHarnessBridge(options: {
   fakeApiUrl: string;
   redisUrl: string;
   port: number;
+  /** Node flags before the script (the bin launcher's V8 settings, see launcherNodeFlags). */
+  nodeArgs?: string[];
 }) {
-  const bridge = spawnNode([CLI, 'start', '--config', options.config], {
+  const bridge = spawnNode([...(options.nodeArgs ?? []), CLI, 'start', '--config', options.config], {
     ...HARNESS_ENV,
     PLATFORM_BASE_URL: options.fakeApiUrl,
     PORT: String(options.port),
@@ -210,3 +213,13 @@ export function textTable(rows: string[][]): string {
 }
 
 export const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+/**
+ * The V8 flags the `convo-bridge` bin starts node with (its `#!/usr/bin/env -S node ...` line), so
+ * a benchmark can start the bridge the way `npx convo-bridge` and the Docker image do.
+ */
+export function launcherNodeFlags(): string[] {
+  const first = readFileSync(CLI, 'utf8').split('\n', 1)[0] ?? '';
+  const match = /^#!\/usr\/bin\/env -S node (.*)$/.exec(first);
+  return match?.[1] ? match[1].split(' ').filter(Boolean) : [];
+}

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { DemoError } from '../demo/demo-error.js';
-import { runDemo } from '../demo/run-demo.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
 import type { CliIo } from './run-cli.js';
@@ -67,6 +66,8 @@ export function registerDemoCommand(program: Command, io: CliIo): void {
       const signal = waitForSignal();
       void signal.promise.then(() => abort.abort());
       try {
+        // Loaded on use: the demo brings the emulator and the table libraries, which `start` never needs.
+        const { runDemo } = await import('../demo/run-demo.js');
         const result = await runDemo({
           keep: flags.keep === true,
           ...(port === undefined ? {} : { port }),

@@ -14,6 +14,7 @@ import { CliError } from './cli-error.js';
 import {
   addRedisTargetOptions,
   otherPrefixesWith,
+  REDIS_TARGET_HELP,
   type RedisTarget,
   type RedisTargetFlags,
   redisAddress,
@@ -70,14 +71,13 @@ export function registerDlqCommand(program: Command, io: CliIo): void {
   ).addHelpText(
     'after',
     `
-Redis: --config (or config/bridge.yaml, then $CONVO_BRIDGE_CONFIG) gives redis.url and redis.prefix,
-as for start; --redis-url and --prefix override them. Unreachable Redis: exit 2 within 5 s.
+${REDIS_TARGET_HELP}
 
 Examples:
   convo-bridge dlq list --config config/bridge.yaml
   convo-bridge dlq list --redis-url redis://10.0.0.5:6379 --prefix cb --json
-  convo-bridge dlq show ev-1a2b...-1763700000000 --config config/bridge.yaml
-  convo-bridge dlq retry ev-1a2b...-1763700000000 --config config/bridge.yaml   # actions already done are not repeated
+  convo-bridge dlq show b-mwul2ak1-4d9a2c4adf4a-1a2b3c4d-1763700000000 --config config/bridge.yaml
+  convo-bridge dlq retry b-mwul2ak1-4d9a2c4adf4a-1a2b3c4d-1763700000000 --config config/bridge.yaml   # actions already done are not repeated
   convo-bridge dlq purge --all --config config/bridge.yaml`,
   );
   const target = () => resolveRedisTarget(dlq.opts<RedisTargetFlags>());

@@ -1,8 +1,7 @@
 import { type Command, Option } from 'commander';
 import { EmulatorError } from '../emulator/emulator-error.js';
 import type { EmulatorOptions, WebhookFailure } from '../emulator/emulator-options.js';
-import { startEmulator } from '../emulator/start-emulator.js';
-import { bridgeClocksSource } from './bridge-clocks-source.js';
+import type { startEmulator } from '../emulator/start-emulator.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
 import type { CliIo } from './run-cli.js';
@@ -242,8 +241,11 @@ export function registerEmulatorCommand(program: Command, io: CliIo): void {
     )
     .addHelpText('after', EXAMPLES)
     .action(async (flags: EmulatorFlags) => {
+      // Loaded only when asked for (BullMQ and ioredis stay out of the CLI's start-up otherwise).
       const clocks =
-        flags.clocksConfig === undefined ? undefined : await bridgeClocksSource(flags.clocksConfig);
+        flags.clocksConfig === undefined
+          ? undefined
+          : await (await import('./bridge-clocks-source.js')).bridgeClocksSource(flags.clocksConfig);
       const options: EmulatorOptions = {
         ...emulatorOptionsFromFlags(flags),
         ...(clocks ? { clocks: clocks.clocks } : {}),
@@ -252,7 +254,8 @@ export function registerEmulatorCommand(program: Command, io: CliIo): void {
       };
       let emulator: Awaited<ReturnType<typeof startEmulator>>;
       try {
-        emulator = await startEmulator(options);
+        const { startEmulator: start } = await import('../emulator/start-emulator.js');
+        emulator = await start(options);
       } catch (error) {
         await clocks?.close();
         if (error instanceof EmulatorError) {

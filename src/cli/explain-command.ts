@@ -1,11 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { ConfigError, formatConfigIssue } from '../config/config-error.js';
 import { type LoadedConfig, loadConfig } from '../config/load-config.js';
 import { resolveConfigPath } from '../config/resolve-config-path.js';
-import { type ConversationEvent, ConversationEventSchema } from '../events/conversation-event.js';
-import { normalizeEvent } from '../receive/normalize-event.js';
+import type { ConversationEvent } from '../events/conversation-event.js';
+import { type ResolvedEventInput, resolveEventInput } from '../record/event-input.js';
+import { FactsJsonSchema, factsFromJson } from '../record/recorded-event.js';
 import { localTime } from '../rules/business-hours.js';
 import { evaluateRules } from '../rules/evaluate-rules.js';
 import { formatPlan } from '../rules/format-plan.js';
@@ -25,14 +26,9 @@ The event file is a canonical ConversationEvent (JSON). The facts file describes
 conversation before the event: {"lastCustomerMessageAt": ISO or null,
 "isFirstCustomerMessage": bool, "onceMarks": {"rule#0": ISO}, "cooldowns": {"rule": ISO}}.
 Without --facts: no earlier customer message, not the first one, nothing sent yet.
+A recorded line (convo-bridge events export, one line saved as a file) brings its own facts
+and instant; --facts and --now override them.
 Unset \${VAR}s in the config are allowed here (nothing is called).`;
-
-const FactsSchema = z.strictObject({
-  lastCustomerMessageAt: z.iso.datetime({ offset: true }).nullable().default(null),
-  isFirstCustomerMessage: z.boolean().default(false),
-  onceMarks: z.record(z.string(), z.iso.datetime({ offset: true })).default({}),
-  cooldowns: z.record(z.string(), z.iso.datetime({ offset: true })).optional(),
-});
 
 export function registerExplainCommand(program: Command, io: CliIo): void {
   program
@@ -58,7 +54,7 @@ export function registerExplainCommand(program: Command, io: CliIo): void {
             'no config file: pass --config FILE, create config/bridge.yaml, or set CONVO_BRIDGE_CONFIG',
           );
         }
-        const now = options.now === undefined ? new Date() : parseNow(options.now);
+        const givenNow = options.now === undefined ? undefined : parseNow(options.now);
         let loaded: LoadedConfig;
         try {
           loaded = await loadConfig(path, { allowMissingEnv: true });
@@ -70,8 +66,11 @@ export function registerExplainCommand(program: Command, io: CliIo): void {
             cause: error,
           });
         }
-        const event = await readEventFile(options.event, now);
-        const facts = options.facts === undefined ? defaultFacts() : await readFactsFile(options.facts);
+        const input = await readEventInput(options.event, givenNow);
+        const { event } = input;
+        const now = givenNow ?? input.now ?? new Date();
+        const facts =
+          options.facts === undefined ? (input.facts ?? defaultFacts()) : await readFactsFile(options.facts);
         const plan = evaluateRules(loaded.rules, event, facts, now);
         if (options.json) {
           io.stdout(`${JSON.stringify({ now: now.toISOString(), event: event.key, ...plan }, null, 2)}\n`);
@@ -121,47 +120,29 @@ function describeIssues(path: string, error: z.ZodError): string {
 }
 
 /**
- * Reads the event to explain. The one place that turns a file into a ConversationEvent, so that
- * raw webhook payloads can be accepted here once the receiver's normaliser exists.
+ * The event to explain: a webhook body exactly as the platform sends it, a canonical
+ * ConversationEvent (`v: 1`), or a recorded line (`convo-bridge events export`, one line saved as a
+ * file), whose facts and evaluation instant are used unless --facts / --now are given.
  */
-/**
- * The event to explain: a canonical ConversationEvent (`v: 1`), or a webhook body exactly as the
- * platform sends it (any variant the receiver accepts), normalised the way the receiver does.
- */
-export async function readEventFile(path: string, receivedAt = new Date()): Promise<ConversationEvent> {
+export async function readEventInput(path: string, receivedAt = new Date()): Promise<ResolvedEventInput> {
   const value = await readJson(path, 'event');
-  const looksCanonical = typeof value === 'object' && value !== null && 'v' in value && 'kind' in value;
-  if (!looksCanonical) {
-    const normalized = normalizeEvent(value, { receivedAt });
-    if (normalized.ok) return normalized.event;
-    throw new CliError(
-      `${path} is neither a webhook body the receiver understands (${normalized.problem.message}) nor a ` +
-        'canonical ConversationEvent (see src/events/conversation-event.ts)',
-    );
-  }
-  const parsed = ConversationEventSchema.safeParse(value);
-  if (!parsed.success) {
-    throw new CliError(
-      `${path} is not a canonical ConversationEvent:\n${describeIssues(path, parsed.error)}\n(see src/events/conversation-event.ts for the fields)`,
-      { cause: parsed.error },
-    );
-  }
-  return parsed.data;
+  const result = resolveEventInput(value, path, receivedAt);
+  if (!result.ok) throw new CliError(result.message);
+  return result.value;
+}
+
+/** The event alone (see readEventInput). */
+export async function readEventFile(path: string, receivedAt = new Date()): Promise<ConversationEvent> {
+  return (await readEventInput(path, receivedAt)).event;
 }
 
 async function readFactsFile(path: string): Promise<ConversationFacts> {
   const value = await readJson(path, 'facts');
-  const parsed = FactsSchema.safeParse(value);
+  const parsed = FactsJsonSchema.safeParse(value);
   if (!parsed.success) {
     throw new CliError(`${path} is not a facts file:\n${describeIssues(path, parsed.error)}`, {
       cause: parsed.error,
     });
   }
-  const f = parsed.data;
-  return {
-    lastCustomerMessageAt: f.lastCustomerMessageAt === null ? null : new Date(f.lastCustomerMessageAt),
-    isFirstCustomerMessage: f.isFirstCustomerMessage,
-    onceMarks: f.onceMarks,
-    ...(f.cooldowns !== undefined ? { cooldowns: f.cooldowns } : {}),
-  };
+  return factsFromJson(parsed.data);
 }

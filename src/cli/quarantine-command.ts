@@ -20,6 +20,7 @@ import { EXIT } from './exit-codes.js';
 import {
   addRedisTargetOptions,
   otherPrefixesWith,
+  REDIS_TARGET_HELP,
   type RedisTarget,
   type RedisTargetFlags,
   redisAddress,
@@ -29,8 +30,7 @@ import {
 import type { CliIo } from './run-cli.js';
 
 const EXAMPLES = `
-Redis: --config (or config/bridge.yaml, then $CONVO_BRIDGE_CONFIG) gives redis.url and redis.prefix,
-as for start; --redis-url and --prefix override them. Unreachable Redis: exit 2 within 5 s.
+${REDIS_TARGET_HELP}
 
 Examples:
   $ convo-bridge quarantine list --config config/bridge.yaml

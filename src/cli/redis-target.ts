@@ -196,3 +196,7 @@ export async function otherPrefixesWith(
   } while (cursor !== '0' && scanned < maxScanned && found.size < 10);
   return [...found].sort();
 }
+
+/** How every Redis-reading command finds Redis, for its --help. */
+export const REDIS_TARGET_HELP = `Redis: --config (or config/bridge.yaml, then $CONVO_BRIDGE_CONFIG) gives redis.url and redis.prefix,
+as for start; --redis-url and --prefix override them. Unreachable Redis: exit 2 within 5 s.`;

@@ -1,13 +1,16 @@
 import type { Command } from 'commander';
+import { registerBacktestCommand } from './backtest-command.js';
 import { registerDemoCommand } from './demo-command.js';
 import { registerDlqCommand } from './dlq-command.js';
 import { registerEmulatorCommand } from './emulator-command.js';
+import { registerEventsCommand } from './events-command.js';
 import { registerExplainCommand } from './explain-command.js';
 import { registerQuarantineCommand } from './quarantine-command.js';
 import type { CliIo } from './run-cli.js';
 import { registerRunCommands } from './run-commands.js';
 import { registerSchemaCommand } from './schema-command.js';
 import { registerSendTestWebhookCommand } from './send-test-webhook-command.js';
+import { registerTestCommand } from './test-command.js';
 import { registerTimersCommand } from './timers-command.js';
 import { registerValidateCommand } from './validate-command.js';
 
@@ -19,9 +22,12 @@ export function registerCommands(program: Command, io: CliIo): void {
   registerRunCommands(program, io);
   registerValidateCommand(program, io);
   registerExplainCommand(program, io);
+  registerTestCommand(program, io);
+  registerBacktestCommand(program, io);
   registerSchemaCommand(program, io);
   registerDlqCommand(program, io);
   registerQuarantineCommand(program, io);
+  registerEventsCommand(program, io);
   registerTimersCommand(program, io);
   registerEmulatorCommand(program, io);
   registerDemoCommand(program, io);

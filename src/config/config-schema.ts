@@ -349,6 +349,40 @@ const destinationSchema = z
   })
   .transform((d) => ({ url: d.url, secret: d.secret ?? null, timeoutMs: d.timeout, retries: d.retries }));
 
+const recordSchema = z
+  .strictObject({
+    enabled: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Keep the canonical events the worker ran, each with its facts and plan, in Redis (for convo-bridge events and backtest).',
+      ),
+    max_age: durationSchema.prefault('7d').describe('Recorded events older than this are dropped.'),
+    max_count: integer(1, 10_000_000)
+      .prefault(100_000)
+      .describe('At most this many recorded events are kept (the oldest go first).'),
+    redact: z
+      .strictObject({
+        texts: z
+          .boolean()
+          .default(false)
+          .describe(
+            'Store texts and captions as "[redacted]" (backtests then cannot judge keywords or regexes).',
+          ),
+        phones: z
+          .boolean()
+          .default(false)
+          .describe('Replace runs of 7 or more digits (phone numbers) in texts and names by "#".'),
+      })
+      .prefault({}),
+  })
+  .transform((r) => ({
+    enabled: r.enabled,
+    maxAgeMs: r.max_age,
+    maxCount: r.max_count,
+    redact: { texts: r.redact.texts, phones: r.redact.phones },
+  }));
+
 export const DESTINATION_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 
 export const configSchema = z
@@ -377,6 +411,7 @@ export const configSchema = z
       )
       .default({}),
     rules: z.array(ruleSchema).default([]),
+    record: recordSchema.prefault({}),
   })
   .transform((c) => ({
     platform: c.platform,
@@ -397,6 +432,7 @@ export const configSchema = z
     replyWindow: c.reply_window,
     destinations: c.destinations,
     rules: c.rules,
+    record: c.record,
   }));
 
 /** The typed, validated config with defaults applied. */

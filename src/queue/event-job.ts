@@ -22,6 +22,11 @@ export const EventBatchDataSchema = z.object({
    * job's return value reports every event of the batch). Written by the worker, read back as is.
    */
   finished: z.array(z.unknown()).optional(),
+  /**
+   * Failed runs per event key: each event of a batch has its own attempts (`worker.attempts`),
+   * whatever happens to its neighbours. Written by the worker when the job retries.
+   */
+  failures: z.record(z.string(), z.number().int().nonnegative()).optional(),
 });
 export type EventBatchData = z.infer<typeof EventBatchDataSchema>;
 

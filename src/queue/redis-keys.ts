@@ -24,14 +24,6 @@ const sha = (value: string, length = 40): string => {
   return hex.slice(0, length);
 };
 
-/**
- * BullMQ job ids must not contain ':' and must not be all digits. Derive them from the event key
- * with a fixed prefix so that a redelivery maps to the same id.
- */
-export function eventJobId(eventKey: string): string {
-  return `ev-${sha(eventKey)}`;
-}
-
 /** The fixed-size id of one event (the hex part of its dedupe marker's key). */
 export function eventId(eventKey: string): string {
   return sha(eventKey);
@@ -88,6 +80,10 @@ export function bridgeKeys(prefix: string) {
     platformRate: `${p}:rate:platform`,
     /** Set while the platform rejects our credentials (401/403): why and since when. */
     authAlarm: `${p}:alarm:auth`,
+    /** Recorded events (`record:` in the config): index by evaluation time, entries by event id, sequence. */
+    recordedIndex: `${p}:recorded:index`,
+    recordedEntries: `${p}:recorded:entries`,
+    recordedSeq: `${p}:recorded:seq`,
     prefix: p,
   };
 }

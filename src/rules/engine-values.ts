@@ -1,5 +1,6 @@
 import { KNOWN_ENGINES } from '../events/conversation-event.js';
 import { ENGINE_ALIASES } from '../receive/channel-engine.js';
+import { editDistance } from '../shared/edit-distance.js';
 
 /**
  * The values `engine:` may take in a rule condition or a `channels[].match` (issue 13, item 6):
@@ -29,21 +30,8 @@ export function engineMatchValues(value: string): string[] {
 export function engineValueProblem(value: string): string | null {
   const key = value.trim().toLowerCase();
   if (CANONICAL_ENGINES.includes(key) || ENGINE_ALIASES.has(key)) return null;
-  const near = [...CANONICAL_ENGINES, ...PLATFORM_ENGINE_NAMES].find((known) => distance(key, known) <= 2);
+  const near = [...CANONICAL_ENGINES, ...PLATFORM_ENGINE_NAMES].find(
+    (known) => editDistance(key, known) <= 2,
+  );
   return `"${value}" is not an engine the platform sends${near ? `: did you mean "${near}"?` : ''}; use one of ${CANONICAL_ENGINES.join(', ')}, or the platform's names ${PLATFORM_ENGINE_NAMES.join(', ')} (for other channels match channel_id or channel_name)`;
-}
-
-function distance(a: string, b: string): number {
-  if (Math.abs(a.length - b.length) > 2) return 99;
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let previous = row[0] ?? 0;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const current = row[j] ?? 0;
-      row[j] = Math.min(current + 1, (row[j - 1] ?? 0) + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
-      previous = current;
-    }
-  }
-  return row[b.length] ?? 99;
 }

@@ -4,7 +4,8 @@ import type { Registry } from 'prom-client';
 import { createForwarder } from '../actions/forward-event.js';
 import type { BridgeConfig } from '../config/config-schema.js';
 import { createPlatformClient, type PlatformClient } from '../platform/create-platform-client.js';
-import { bridgeKeys } from '../queue/redis-keys.js';
+import { type BridgeKeys, bridgeKeys } from '../queue/redis-keys.js';
+import { createEventRecorder } from '../record/create-event-recorder.js';
 import type { CompiledRules } from '../rules/compile-rules.js';
 import { unmappedChannelAdvice } from '../rules/default-channel-kind.js';
 import { createCallBudget } from '../worker/call-budget.js';
@@ -123,6 +124,13 @@ export function composeWorker(
     logger: options.logger,
     ...(metrics ? { metrics } : {}),
     ...(options.now ? { now: options.now } : {}),
+    // Read at start: changing record: takes a restart (hot reload swaps the rules only).
+    ...(config.record.enabled
+      ? {
+          makeRecorder: (redis: Redis, keys: BridgeKeys) =>
+            createEventRecorder(redis, keys, config.record, options.logger),
+        }
+      : {}),
   });
 
   let closing: Promise<void> | undefined;

@@ -14,7 +14,6 @@ import { bridgeKeys } from '../queue/redis-keys.js';
 import { createReceiver, type Receiver } from '../receive/create-receiver.js';
 import { describeError } from '../shared/errors.js';
 import { redisAddress } from '../shared/redis-address.js';
-import { mountAdmin } from './admin-routes.js';
 import { type ComposedWorker, composeWorker } from './compose-worker.js';
 import { registerQueueGauges } from './queue-gauges.js';
 import { createOutageReporter, quietConnectionErrors } from './redis-outage.js';
@@ -177,6 +176,9 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
   let url: string | null = null;
   let closeHttp: (() => Promise<void>) | undefined;
   if (runsReceiver) {
+    // bull-board (and its UI assets) only when the dashboard is on: it is most of an idle
+    // bridge's memory otherwise.
+    const admin = config.admin.password && composed ? await import('./admin-routes.js') : undefined;
     receiver = createReceiver({
       path: config.receiver.path,
       secrets: config.receiver.secrets,
@@ -190,7 +192,7 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
       metrics: registry,
       readiness,
       routes: (app) => {
-        if (composed && mountAdmin(app, queuesForGauges, config.admin)) {
+        if (composed && admin?.mountAdmin(app, queuesForGauges, config.admin)) {
           log.info('bull-board at /admin/queues (basic auth)');
         }
       },

@@ -3,12 +3,12 @@ import { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { bridgeJobOptions, type JobRetention } from '../queue/job-options.js';
-import { bridgeKeys, QUEUE_NAMES } from '../queue/redis-keys.js';
+import { type BridgeKeys, bridgeKeys, QUEUE_NAMES } from '../queue/redis-keys.js';
 import { jobRetryDelay } from './backoff.js';
 import type { PlatformErrorClassifier } from './classify-failure.js';
 import { createEventSlots } from './event-slots.js';
 import type { FailurePolicySettings } from './job-failure-policy.js';
-import type { ForwardPort, PlatformPort, RulesPort } from './ports.js';
+import type { EventRecorder, ForwardPort, PlatformPort, RulesPort } from './ports.js';
 import { type EventProcessorDeps, type EventProcessorSettings, processEventJob } from './process-event.js';
 import { processTimerJob } from './process-timer.js';
 import { createTimerScheduler } from './timers.js';
@@ -55,6 +55,8 @@ export interface BridgeWorkerOptions {
   registry?: Registry;
   metrics?: WorkerMetrics;
   now?: () => Date;
+  /** Set when events are recorded (`record.enabled`): builds the recorder on the command connection. */
+  makeRecorder?: (redis: Redis, keys: BridgeKeys) => EventRecorder;
 }
 
 export interface BridgeWorker {
@@ -126,6 +128,7 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
       onDeadLetter: (entry) => metrics?.deadLetters.inc({ queue: entry.queue, code: entry.code }),
     },
     log,
+    onRetry: () => metrics?.jobs.inc({ queue: 'events', outcome: 'retried' }),
     onAction: (report) => metrics?.actions.inc({ rule: report.rule, type: report.type, state: report.state }),
     onWindowBlocked: (action) => metrics?.windowBlocked.inc({ rule: action.rule }),
     onPlan: (plan, kind) => {
@@ -136,6 +139,7 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
     onPlanFrozen: (plan) => {
       for (const blocked of plan.blockedReplies) metrics?.windowBlocked.inc({ rule: blocked.rule });
     },
+    ...(options.makeRecorder ? { recorder: options.makeRecorder(redis, keys) } : {}),
   };
 
   const workerConnections: Redis[] = [];

@@ -114,7 +114,7 @@ export async function deadLetter(
   job: Job,
   failure: FailureClass,
   deps: FailurePolicyDeps,
-  context: DeadLetterContext & { data?: unknown; idSuffix?: string },
+  context: DeadLetterContext & { data?: unknown; idSuffix?: string; attempts?: number },
 ): Promise<DeadLetter> {
   const failedAt = new Date().toISOString();
   const entry: DeadLetter = {
@@ -124,7 +124,7 @@ export async function deadLetter(
     jobName: job.name,
     reason: failure.message,
     code: failure.code,
-    attempts: job.attemptsMade + 1,
+    attempts: context.attempts ?? job.attemptsMade + 1,
     failedAt,
     conversationId: context.conversationId,
     eventKey: context.eventKey,

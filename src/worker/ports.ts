@@ -67,3 +67,19 @@ export interface RulesPort {
 export interface ForwardPort {
   forward(destination: string, body: unknown, idempotencyKey: string): Promise<{ status: number }>;
 }
+
+/**
+ * Keeps the events the worker ran, with the facts and plan (issue 15, `record:`). Called once per
+ * event, right after its plan is first evaluated (not for a re-run that reads a frozen plan back);
+ * it must not throw nor wait: the adapter sends one command and logs its failures.
+ */
+export interface EventRecorder {
+  record(input: {
+    event: ConversationEvent;
+    facts: ConversationFacts;
+    now: Date;
+    plan: FrozenPlan;
+    /** Reply action ids the closed window replaced by when_closed. */
+    blocked: readonly string[];
+  }): void;
+}

@@ -5,6 +5,7 @@ import type { ConversationEvent } from '../events/conversation-event.js';
 import { lazyChild } from '../observe/logger.js';
 import { type BatchedEvent, EventBatchDataSchema } from '../queue/event-job.js';
 import { type BridgeKeys, eventId, orderMember } from '../queue/redis-keys.js';
+import { jobRetryDelay } from './backoff.js';
 import type { PlatformErrorClassifier } from './classify-failure.js';
 import {
   cooldownFields,
@@ -15,21 +16,27 @@ import {
 } from './conversation-facts.js';
 import type { EventSlots } from './event-slots.js';
 import { type ActionReport, staleSentMarks, type TimerScheduler } from './execute-actions.js';
-import {
-  deadLetter,
-  type FailurePolicyDeps,
-  failureOf,
-  isFinalFailure,
-  pauseOnFailure,
-} from './job-failure-policy.js';
+import { deadLetter, type FailurePolicyDeps, failureOf, pauseOnFailure } from './job-failure-policy.js';
 import { checkOrderGate, leaveOrderGate, memberJobId } from './order-gate.js';
-import type { ForwardPort, FrozenPlan, Plan, PlannedAction, PlatformPort, RulesPort } from './ports.js';
+import type {
+  ConversationFacts,
+  EventRecorder,
+  ForwardPort,
+  FrozenPlan,
+  Plan,
+  PlannedAction,
+  PlatformPort,
+  RulesPort,
+} from './ports.js';
 import { type PreparedEvent, prepareEvents } from './prepare-run.js';
 import { runPlannedActions } from './run-planned-actions.js';
 import { RUN_TTL_SECONDS } from './run-state.js';
 import { removeTimerJobs } from './timers.js';
 
 export interface EventProcessorSettings {
+  /** Backoff between an event's failed runs (capped exponential, full jitter, see backoff.ts). */
+  backoffBaseMs: number;
+  backoffCapMs: number;
   safetyMarginMs: number;
   reconcileSkewMs: number;
   /** How long a job parked behind an earlier event of its conversation sleeps before looking again. */
@@ -57,8 +64,12 @@ export interface EventProcessorDeps {
   onAction?: (report: ActionReport) => void;
   onWindowBlocked?: (action: PlannedAction) => void;
   onPlan?: (plan: FrozenPlan, kind: string) => void;
+  /** An event's run failed and will be retried. */
+  onRetry?: () => void;
   /** Once per event, when its plan is first frozen (retries reuse it): exactly-once counts. */
   onPlanFrozen?: (plan: Plan) => void;
+  /** Set when `record.enabled`: keeps the event with its facts and plan (issue 15). */
+  recorder?: EventRecorder;
 }
 
 export interface EventRunResult {
@@ -146,11 +157,14 @@ export async function processEventJob(
   const finishedBefore = done.length;
   let skipped = 0;
   /** Before the job parks or retries: what this attempt finished goes with it (one write, rare path). */
+  const failures: Record<string, number> = { ...parsed.data.failures };
+  let failuresChanged = false;
   let kept = false;
+  /** Before the job parks or retries: what this attempt finished and which events failed go with it. */
   const keepFinished = async () => {
-    if (kept || done.length === finishedBefore) return;
+    if (kept || (done.length === finishedBefore && !failuresChanged)) return;
     kept = true;
-    await job.updateData({ ...parsed.data, finished: done });
+    await job.updateData({ ...parsed.data, finished: done, failures });
   };
 
   const runGroup = async (group: BatchedEvent[]): Promise<GroupOutcome> => {
@@ -177,24 +191,45 @@ export async function processEventJob(
   };
   const outcomes = await Promise.all([...groups.values()].map(runGroup));
 
-  const failures = outcomes.filter((o): o is EventRunFailed => o instanceof EventRunFailed);
+  const runFailures = outcomes.filter((o): o is EventRunFailed => o instanceof EventRunFailed);
   const waiting = outcomes.flatMap((o) =>
     !(o instanceof EventRunFailed) && o.kind === 'waiting' ? [o.item] : [],
   );
-  let retryError: unknown;
+  let retryInMs: number | undefined;
   let deadLettered = 0;
-  if (failures.length > 0) await keepFinished();
-  for (const failed of failures) {
+  const attempts = job.opts.attempts ?? 1;
+  for (const failed of runFailures) {
     const failure = failureOf(failed.cause);
     // A 429 or a refusal of our credentials pauses everything; the job comes back unchanged.
-    await pauseOnFailure(failure, deps.failurePolicy);
-    if (!isFinalFailure(job, failure)) {
-      retryError ??= failed.cause;
-      continue;
+    if (failure.kind === 'rate-limited' || failure.kind === 'auth') {
+      await keepFinished();
+      await pauseOnFailure(failure, deps.failurePolicy);
     }
     const event = failed.item.event;
+    const tries = (failures[event.key] ?? 0) + 1;
+    if (failure.kind !== 'rejected' && tries < attempts) {
+      // The job retries on its own schedule rather than BullMQ's attempts: those are shared by the
+      // whole batch, and one event's bad luck must not use up its neighbours' attempts.
+      failures[event.key] = tries;
+      failuresChanged = true;
+      const delay = jobRetryDelay(tries, deps.settings.backoffBaseMs, deps.settings.backoffCapMs);
+      retryInMs = Math.min(retryInMs ?? delay, delay);
+      deps.onRetry?.();
+      deps.log.warn(
+        {
+          jobId,
+          conversationId: event.conversationId,
+          eventKey: event.key,
+          attempt: tries,
+          err: failure.message,
+        },
+        `event will be retried in ${Math.round(delay / 100) / 10} s`,
+      );
+      continue;
+    }
     const conversationId = event.conversationId ?? '';
     await deadLetter(job, failure, deps.failurePolicy, {
+      attempts: tries,
       queue: 'events',
       conversationId,
       eventKey: event.key,
@@ -205,24 +240,24 @@ export async function processEventJob(
     });
     deadLettered += 1;
   }
-  if (retryError !== undefined) {
+  if (retryInMs !== undefined || waiting.length > 0) {
     await keepFinished();
-    throw retryError instanceof Error ? retryError : new Error(failureOf(retryError).message);
-  }
-  if (waiting.length > 0) {
-    await keepFinished();
-    await job.moveToDelayed(Date.now() + deps.settings.orderRecheckMs, token);
+    const recheck = waiting.length > 0 ? deps.settings.orderRecheckMs : Number.POSITIVE_INFINITY;
+    await job.moveToDelayed(Date.now() + Math.min(retryInMs ?? recheck, recheck), token);
     // A head may have left between the check and the park: look once more, and if it is our
     // turn now, promote ourselves instead of sleeping a full recheck period.
-    const kinds = await checkOrderGate(deps.redis, {
-      ...gateInput,
-      dedupePrefix: deps.keys.dedupePrefix,
-      now: Date.now(),
-      events: waiting.map((item) => ({
-        orderKey: deps.keys.order(item.event.conversationId ?? ''),
-        member: member(item),
-      })),
-    });
+    const kinds =
+      waiting.length === 0
+        ? []
+        : await checkOrderGate(deps.redis, {
+            ...gateInput,
+            dedupePrefix: deps.keys.dedupePrefix,
+            now: Date.now(),
+            events: waiting.map((item) => ({
+              orderKey: deps.keys.order(item.event.conversationId ?? ''),
+              member: member(item),
+            })),
+          });
     if (kinds.some((kind) => kind !== 'wait')) await job.promote().catch(() => undefined);
     throw new DelayedError();
   }
@@ -261,6 +296,8 @@ async function runEvent(
   // The platform's report of our own send: it is not a human agent's reply (own-sends.ts).
   if (prepared.ownSend)
     log.info({ kind: event.kind }, "the bridge's own message reported back: no rules run");
+  // What the plan was evaluated with, for the recorder (undefined when a frozen plan was read back).
+  let evaluated: { now: Date; facts: ConversationFacts; blocked: string[] } | undefined;
   const plan = await frozenPlan(
     prepared,
     prepared.ownSend,
@@ -294,11 +331,16 @@ async function runEvent(
         };
         planned = rules.evaluate(event, factsForEvaluation(facts, event), now);
       }
+      if (deps.recorder) {
+        const blocked = planned.blockedReplies.map((b) => b.actionId);
+        evaluated = { now, facts: factsForEvaluation(facts, event), blocked };
+      }
       return planned;
     },
     deps.onPlanFrozen,
   );
   deps.onPlan?.(plan, event.kind);
+  if (evaluated) deps.recorder?.record({ event, plan, ...evaluated });
   for (const [field, value] of Object.entries(cooldownFields(plan, deps.now()))) {
     prepared.state.stageConversation(field, value);
   }

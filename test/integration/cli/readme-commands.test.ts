@@ -62,7 +62,17 @@ describe('every convo-bridge command the README shows works as written (issue 13
   const sessions = readmeSessions();
 
   it('finds the tour commands, all written with npx (convo-bridge is not on the PATH after set-up)', () => {
-    expect(sessions.map((s) => s.args[0])).toEqual(['validate', 'validate', 'explain', 'explain']);
+    expect(sessions.map((s) => s.args[0])).toEqual([
+      'validate',
+      'validate',
+      'explain',
+      'explain',
+      'test',
+      'test',
+      'backtest',
+      'backtest',
+      'backtest',
+    ]);
     for (const s of sessions) expect(s.command).toMatch(/^npx convo-bridge /);
     // Prose and code outside the synopsis table never tell a newcomer to type a bare `convo-bridge`.
     const bare = README.split('\n').filter(
@@ -81,8 +91,10 @@ describe('every convo-bridge command the README shows works as written (issue 13
     const output = `${result.stdout}${result.stderr}`.split('\n').map((line) => line.trimEnd());
     const shown = session.shown.map((line) => line.trimEnd()).filter((line) => line !== '' && line !== '...');
     for (const line of shown) expect(output, `README shows: ${line}`).toContain(line);
-    // A block that shows an "invalid" verdict expects exit 1; the others succeed.
-    expect(result.code).toBe(shown.some((line) => line.includes('is invalid')) ? 1 : 0);
+    // A block that shows an "invalid" verdict, a failed rule test or a changed golden run
+    // expects exit 1; the others succeed.
+    const fails = shown.some((line) => /is invalid|rule test\(s\) failed|event\(s\) differ from/.test(line));
+    expect(result.code).toBe(fails ? 1 : 0);
   });
 
   it.each([
@@ -91,8 +103,11 @@ describe('every convo-bridge command the README shows works as written (issue 13
     'work',
     'validate',
     'explain',
+    'test',
+    'backtest',
     'schema',
     'dlq',
+    'events',
     'quarantine',
     'timers',
     'emulator',

@@ -71,9 +71,12 @@ describe('a running bridge: hot reload and Redis settings', () => {
     await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
     await admin.quit();
     world = await createWorld({ config: await exampleConfig({ hours: 'open' }), redisUrl: redisServer.url });
-    const warning = world.bridges[0]
-      ?.jsonLogs()
-      .find((line) => String(line.msg).includes('maxmemory-policy'));
+    const bridge = world.bridges[0];
+    // The check runs once the bridge's Redis connection is up, which may be after it listens.
+    const warning = await waitFor(
+      () => bridge?.jsonLogs().find((line) => String(line.msg).includes('maxmemory-policy')),
+      { timeoutMs: 10_000, what: 'the maxmemory-policy warning' },
+    );
     expect(warning).toMatchObject({ level: 50, policy: 'allkeys-lru' });
     expect(String(warning?.msg)).toContain('noeviction');
   });

@@ -183,7 +183,7 @@ describe('convo-bridge explain', () => {
     [
       'JSON that is neither a webhook body nor an event',
       ['--event', 'package.json'],
-      /^convo-bridge: package\.json is neither a webhook body the receiver understands \(.+\) nor a canonical ConversationEvent/,
+      /^convo-bridge: package\.json is neither a webhook body the receiver understands \(.+\), a canonical ConversationEvent \(.+\) nor a recorded line \(convo-bridge events export\)/,
     ],
     [
       'a canonical event with wrong fields',

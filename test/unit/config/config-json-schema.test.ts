@@ -34,6 +34,7 @@ describe('configJsonSchema', () => {
         'reply_window',
         'destinations',
         'rules',
+        'record',
       ],
     ],
     [

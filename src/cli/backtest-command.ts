@@ -1,0 +1,183 @@
+import { writeFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { ConfigError, formatConfigIssue } from '../config/config-error.js';
+import { type LoadedConfig, loadConfig } from '../config/load-config.js';
+import { bridgeKeys } from '../queue/redis-keys.js';
+import { backtest } from '../record/backtest.js';
+import { readRecordedEvents } from '../record/event-store.js';
+import { compareGolden, GoldenPlanSchema } from '../record/golden-plans.js';
+import { readJsonLines } from '../record/read-jsonl.js';
+import { type RecordedEvent, RecordedEventSchema } from '../record/recorded-event.js';
+import { CliError } from './cli-error.js';
+import { parseSince } from './events-command.js';
+import { EXIT } from './exit-codes.js';
+import { formatBacktest } from './format-backtest.js';
+import { resolveRedisTarget, runWithRedis } from './redis-target.js';
+import type { CliIo } from './run-cli.js';
+
+const EXAMPLES = `
+Examples:
+  $ convo-bridge backtest --config new-rules.yaml --since 24h          # recorded events in Redis
+  $ convo-bridge backtest --config new-rules.yaml --from events.jsonl --json
+  $ convo-bridge backtest --config new-rules.yaml --from events.jsonl --fail-on-change
+  $ convo-bridge backtest --config rules.yaml --from events.jsonl --save plan.jsonl
+  $ convo-bridge backtest --config rules.yaml --from events.jsonl --expect plan.jsonl   # in CI
+
+Events come from --from (JSON Lines, as convo-bridge events export writes) or, with --since,
+from the Redis of --config (redis.url, redis.prefix; --redis-url/--prefix override). "Before" is
+what the bridge planned when it ran them (the recorded plans), or --baseline OLD.yaml's rules.
+Conversations are replayed in arrival order with facts, once-marks, cooldowns, timers and the
+reply window simulated; nothing is sent. Exit 1: --fail-on-change found a change, or --expect a
+difference.`;
+
+interface Options {
+  config: string;
+  since?: string;
+  from?: string;
+  baseline?: string;
+  json?: boolean;
+  failOnChange?: boolean;
+  expect?: string;
+  save?: string;
+  redisUrl?: string;
+  prefix?: string;
+}
+
+async function load(path: string, io: CliIo, flag: string): Promise<LoadedConfig> {
+  try {
+    return await loadConfig(path, { allowMissingEnv: true });
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    for (const issue of error.issues) io.stderr(`${formatConfigIssue(issue)}\n`);
+    throw new CliError(`${flag} ${path} is invalid: run convo-bridge validate ${path} for details`, {
+      cause: error,
+    });
+  }
+}
+
+export function registerBacktestCommand(program: Command, io: CliIo): void {
+  program
+    .command('backtest')
+    .description('what new rules would have done to recorded events, next to what was done')
+    .requiredOption('-c, --config <file>', 'the config with the rules to try')
+    .option('--since <duration>', 'recorded events of this long ago until now, from Redis (e.g. 24h)')
+    .option('--from <file>', 'recorded events from a JSON Lines file (convo-bridge events export)')
+    .option('--baseline <file>', 'compare with the rules of this config instead of the recorded plans')
+    .option('--json', 'print the report as JSON')
+    .option('--fail-on-change', 'exit 1 when any event would be planned differently')
+    .option('--save <file>', "write the new rules' plan of every event (JSON Lines) for --expect")
+    .option('--expect <file>', 'compare with plans saved by --save; exit 1 on a difference')
+    .option('--redis-url <url>', "with --since: Redis URL; overrides the config's")
+    .option('--prefix <prefix>', "with --since: key prefix; overrides the config's redis.prefix")
+    .addHelpText('after', EXAMPLES)
+    .action(async (options: Options) => {
+      if ((options.since === undefined) === (options.from === undefined)) {
+        throw new CliError(
+          'say which events: --since 24h (recorded in Redis) or --from events.jsonl, one of them',
+        );
+      }
+      const loaded = await load(options.config, io, '--config');
+      const baseline = options.baseline ? await load(options.baseline, io, '--baseline') : undefined;
+      let lines: RecordedEvent[];
+      if (options.from !== undefined) {
+        const read = await readJsonLines(options.from, RecordedEventSchema, 'a recorded event');
+        if (!read.ok) {
+          throw new CliError(
+            `${read.problems.join('\n')}\n(--from takes JSON Lines as convo-bridge events export writes them)`,
+          );
+        }
+        lines = read.values;
+      } else {
+        const sinceMs = parseSince(options.since);
+        const target = await resolveRedisTarget({
+          config: options.config,
+          ...(options.redisUrl !== undefined ? { redisUrl: options.redisUrl } : {}),
+          ...(options.prefix !== undefined ? { prefix: options.prefix } : {}),
+        });
+        const read = await runWithRedis(target, (redis) =>
+          readRecordedEvents(redis, bridgeKeys(target.prefix), sinceMs !== undefined ? { sinceMs } : {}),
+        );
+        for (const problem of read.problems) io.stderr(`skipped an unreadable recorded event ${problem}\n`);
+        lines = read.events;
+      }
+      if (lines.length === 0) {
+        io.stderr(
+          options.from !== undefined
+            ? `${options.from} holds no events\n`
+            : `no events recorded in the last ${options.since}: is record: { enabled: true } set in the running bridge's config, and is this its Redis and prefix?\n`,
+        );
+      }
+      const redacted = lines.filter((line) => line.redacted.includes('texts')).length;
+      if (redacted > 0) {
+        io.stderr(
+          `warning: ${redacted} event(s) were recorded with record.redact.texts: keyword and regex conditions cannot be judged on them\n`,
+        );
+      }
+      const withoutPlan = lines.filter((line) => line.plan === undefined).length;
+      if (withoutPlan > 0 && !baseline) {
+        throw new CliError(
+          `${withoutPlan} event(s) carry no recorded plan, so there is nothing to compare with: pass --baseline OLD.yaml`,
+        );
+      }
+      const report = backtest(lines, loaded.rules, baseline ? { baseline: baseline.rules } : {});
+      if (options.save !== undefined) {
+        await writeFile(options.save, report.plans.map((p) => `${JSON.stringify(p)}\n`).join('')).catch(
+          (error: unknown) => {
+            throw new CliError(`cannot write ${options.save}: ${(error as Error).message}`, { cause: error });
+          },
+        );
+        io.stderr(`saved the plans of ${report.plans.length} event(s) to ${options.save}\n`);
+      }
+      let mismatches: ReturnType<typeof compareGolden> = [];
+      if (options.expect !== undefined) {
+        const golden = await readJsonLines(
+          options.expect,
+          GoldenPlanSchema,
+          'a saved plan (backtest --save)',
+        );
+        if (!golden.ok) throw new CliError(golden.problems.join('\n'));
+        mismatches = compareGolden(golden.values, report.plans);
+      }
+      if (options.json) {
+        const { plans: _plans, ...rest } = report;
+        io.stdout(
+          `${JSON.stringify({ ...rest, ...(options.expect ? { expectMismatches: mismatches } : {}) }, null, 2)}\n`,
+        );
+      } else {
+        io.stdout(
+          formatBacktest(report, {
+            config: options.config,
+            baseline: options.baseline ? `the rules of ${options.baseline}` : 'the recorded plans',
+          }),
+        );
+        if (options.expect !== undefined) {
+          io.stdout(`\n--expect ${options.expect}: `);
+          if (mismatches.length === 0) io.stdout(`all ${report.plans.length} plan(s) as expected\n`);
+          else {
+            io.stdout(`${mismatches.length} event(s) differ (- expected, + actual)\n`);
+            for (const m of mismatches.slice(0, 20)) {
+              io.stdout(
+                `  #${m.seq} ${m.conversationId} ${JSON.stringify(m.text.slice(0, 60))} (${m.eventKey})\n`,
+              );
+              for (const line of m.diff) io.stdout(`    ${line}\n`);
+            }
+            if (mismatches.length > 20)
+              io.stdout(`  ... and ${mismatches.length - 20} more (--json lists all)\n`);
+          }
+        }
+      }
+      if (mismatches.length > 0) {
+        throw new CliError(`${mismatches.length} event(s) differ from ${options.expect}`, {
+          exitCode: EXIT.invalidInput,
+        });
+      }
+      if (options.failOnChange && (report.changedEvents > 0 || report.escalations.length > 0)) {
+        throw new CliError(
+          `--fail-on-change: ${report.changedEvents} event(s) would be planned differently`,
+          {
+            exitCode: EXIT.invalidInput,
+          },
+        );
+      }
+    });
+}

@@ -1,0 +1,46 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { BridgeConfig } from '../config/config-schema.js';
+import type { BridgeKeys } from '../queue/redis-keys.js';
+import type { EventRecorder } from '../worker/ports.js';
+import { storeRecordedEvent } from './event-store.js';
+import { factsToJson, summarizePlan } from './recorded-event.js';
+import { redactEvent, redactedFields } from './redact-event.js';
+
+/**
+ * The worker's recorder port over Redis: one script call per event (event-store.ts), not awaited
+ * by the run. A failed write is logged (at most once a minute) and counted, never retried: a
+ * recording is an aid, it must not slow down or fail an event.
+ */
+export function createEventRecorder(
+  redis: Redis,
+  keys: BridgeKeys,
+  settings: BridgeConfig['record'],
+  log: Logger,
+  onFailure?: () => void,
+): EventRecorder {
+  const redacted = redactedFields(settings.redact);
+  let lastWarning = 0;
+  return {
+    record({ event, facts, now, plan, blocked }) {
+      const line = {
+        v: 1 as const,
+        now: now.toISOString(),
+        event: redactEvent(event, settings.redact),
+        facts: factsToJson(facts),
+        plan: summarizePlan({
+          matched: plan.matched,
+          actions: plan.actions,
+          blockedReplies: blocked.map((actionId) => ({ actionId })),
+        }),
+        redacted,
+      };
+      storeRecordedEvent(redis, keys, line, settings).catch((error: unknown) => {
+        onFailure?.();
+        if (Date.now() - lastWarning < 60_000) return;
+        lastWarning = Date.now();
+        log.warn({ err: String(error) }, 'could not record an event (record.enabled); the event itself ran');
+      });
+    },
+  };
+}
