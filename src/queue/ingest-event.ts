@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import type { ConversationEvent } from '../events/conversation-event.js';
 import { defineRedisScript } from '../shared/redis-script.js';
 import { EVENT_BATCH_JOB_NAME, type EventBatchData } from './event-job.js';
-import { type BridgeKeys, eventId, orderMember } from './redis-keys.js';
+import { type BridgeKeys, eventId } from './redis-keys.js';
 
 /**
  * Reserve a batch of events in ONE atomic step: for each event decide "new or seen before" and,
@@ -151,5 +151,3 @@ export async function ingestEvent(
   const [result] = await ingestBatch(options, [event]);
   return result as IngestResult;
 }
-
-export { orderMember };

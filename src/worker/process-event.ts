@@ -113,8 +113,9 @@ type GroupOutcome = { kind: 'done' } | { kind: 'waiting'; item: BatchedEvent } |
  * 2. evaluates the rules once and freezes the plan (a re-run uses the same plan, even if time or
  *    facts moved on, so "exactly once" is about one fixed list of actions);
  * 3. executes the plan through the ledger; 4. leaves the order, letting the next event go.
- * Events that must wait for an earlier event of another job park the job; events that failed
- * retry the job (what is done stays done) or, when final, are dead-lettered one by one.
+ * Events that must wait for an earlier event of another job park the job; an event whose run
+ * failed is retried on its own attempts (the job parks until the earliest retry is due, and what
+ * is done stays done) or, when final, is dead-lettered on its own.
  */
 export async function processEventJob(
   job: Job,
@@ -156,11 +157,11 @@ export async function processEventJob(
   const done: EventRunResult[] = (parsed.data.finished ?? []) as EventRunResult[];
   const finishedBefore = done.length;
   let skipped = 0;
-  /** Before the job parks or retries: what this attempt finished goes with it (one write, rare path). */
+  /** Failed runs per event key: each event has its own attempts (see the failure loop below). */
   const failures: Record<string, number> = { ...parsed.data.failures };
   let failuresChanged = false;
   let kept = false;
-  /** Before the job parks or retries: what this attempt finished and which events failed go with it. */
+  /** Before the job parks or retries: what this attempt finished and which events failed go with it (one write, rare path). */
   const keepFinished = async () => {
     if (kept || (done.length === finishedBefore && !failuresChanged)) return;
     kept = true;
