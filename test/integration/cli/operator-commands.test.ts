@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../../src/cli/run-cli.js';
 import { bridgeKeys } from '../../../src/queue/redis-keys.js';
 import { quarantineBody } from '../../../src/receive/quarantine-store.js';
 import { findFreePort } from '../../../src/shared/start-redis-server.js';
 import { addDeadLetter, type DeadLetter } from '../../../src/worker/dead-letters.js';
+import { cli } from '../../support/cli-in-process.js';
 import { connectTestRedis, deleteKeys, testRedisUrl, uniqueName } from '../../support/redis.js';
 
 const CLI = join(process.cwd(), 'dist', 'cli.js');
@@ -35,20 +35,6 @@ function runBuilt(args: string[], timeoutMs = 15_000) {
       resolve({ code, stdout, stderr, ms: Date.now() - started });
     });
   });
-}
-
-async function cli(args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(args, {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-  });
-  return { code, stdout, stderr };
 }
 
 const deadLetter = (id: string, conversationId: string): DeadLetter => ({

@@ -1,12 +1,12 @@
 import { Queue } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCli } from '../../../src/cli/run-cli.js';
 import type { InboxClocks } from '../../../src/emulator/inbox-page.js';
 import { QUEUE_NAMES } from '../../../src/queue/redis-keys.js';
 import { TEST_CLOCK_ENV } from '../../../src/run/run-bridge.js';
 import { waitFor } from '../../../src/shared/wait-for.js';
 import { type ConversationClocks, listConversationClocks } from '../../../src/worker/list-timers.js';
 import { exampleConfig } from '../../support/bridge-harness.js';
+import { cli } from '../../support/cli-in-process.js';
 import { createWorld, type World } from '../../support/e2e-world.js';
 
 /**
@@ -26,20 +26,6 @@ const windowClosing = (before: string) => `  - name: warn-window
 async function shortWindowConfig(before = '30s'): Promise<string> {
   const text = await exampleConfig({ hours: 'open', extraRules: windowClosing(before) });
   return text.replace('  hours: 24\n', '  hours: 0.01\n');
-}
-
-async function cli(args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(args, {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-  });
-  return { code, stdout, stderr };
 }
 
 /** The delayed job of a timer, as the worker stored it. */

@@ -2,7 +2,6 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runCli } from '../../../src/cli/run-cli.js';
 import { EventBatchDataSchema } from '../../../src/queue/event-job.js';
 import { bridgeKeys } from '../../../src/queue/redis-keys.js';
 import { createReceiver, type Receiver } from '../../../src/receive/create-receiver.js';
@@ -21,25 +20,12 @@ import {
 import { replayQuarantined } from '../../../src/receive/replay-quarantined.js';
 import { findFreePort } from '../../../src/shared/start-redis-server.js';
 import { webhookFixture } from '../../fixtures/webhooks/index.js';
+import { cli } from '../../support/cli-in-process.js';
 import { connectTestRedis, deleteKeys, testRedisUrl, uniqueName } from '../../support/redis.js';
 import { postWebhook } from './webhook-client.js';
 
 const SECRET = 'whsec-quarantine-91be';
 const AUTH = { 'content-type': 'application/json', authorization: SECRET };
-
-async function cli(args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(args, {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-  });
-  return { code, stdout, stderr };
-}
 
 describe('quarantine: stored, listed, shown, replayed, purged (real Redis)', () => {
   let redis: Redis;
