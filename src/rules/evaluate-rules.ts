@@ -176,12 +176,7 @@ function evaluateRule(
   ctx: EvalContext,
   actions: PlannedAction[],
 ): { outcome: RuleOutcome; stops: boolean } {
-  const match: MatchInfo = {
-    keyword: '',
-    keywordPosition: Number.POSITIVE_INFINITY,
-    keywords: [],
-    regexMatch: '',
-  };
+  const match = emptyMatch();
   const test = rule.condition
     ? evaluateCondition(rule.condition, ctx, match)
     : { ok: true, reason: `no conditions: every ${rule.onText} event` };
@@ -240,12 +235,7 @@ function armWindowClosing(rule: CompiledRule, ctx: EvalContext, actions: Planned
   if (state.closesAt === null || !state.open) {
     return notMatched(rule, 'the reply window is already closed: nothing to warn about');
   }
-  const match: MatchInfo = {
-    keyword: '',
-    keywordPosition: Number.POSITIVE_INFINITY,
-    keywords: [],
-    regexMatch: '',
-  };
+  const match = emptyMatch();
   const test = rule.condition
     ? evaluateCondition(rule.condition, ctx, match)
     : { ok: true, reason: 'no conditions: every customer message on a windowed channel' };
@@ -554,4 +544,9 @@ function flagTest(
 
 function truncate(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** What a rule's conditions found, before they ran. */
+function emptyMatch(): MatchInfo {
+  return { keyword: '', keywordPosition: Number.POSITIVE_INFINITY, keywords: [], regexMatch: '' };
 }
