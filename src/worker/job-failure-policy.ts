@@ -69,17 +69,18 @@ export async function pauseOnFailure(failure: FailureClass, deps: FailurePolicyD
   }
   if (failure.kind === 'auth') {
     const ms = deps.settings.authFailurePauseMs;
-    deps.log.error(
-      { pauseMs: ms, code: failure.code },
-      `the platform rejects our credentials (${failure.message}). Nothing is failed or lost: all work is ` +
-        `paused and retried every ${Math.round(ms / 1000)} s. Fix platform.auth in the config ` +
-        '(the Business ID and Secret Key shown in the dashboard settings) and reload.',
-    );
+    // The alarm key first: whoever reads the log line finds readiness already reporting it.
     await deps.redis.set(
       deps.keys.authAlarm,
       JSON.stringify({ since: new Date().toISOString(), code: failure.code, message: failure.message }),
       'PX',
       ms * 4,
+    );
+    deps.log.error(
+      { pauseMs: ms, code: failure.code },
+      `the platform rejects our credentials (${failure.message}). Nothing is failed or lost: all work is ` +
+        `paused and retried every ${Math.round(ms / 1000)} s. Fix platform.auth in the config ` +
+        '(the Business ID and Secret Key shown in the dashboard settings) and reload.',
     );
     await pauseQueues(deps, ms);
     deps.onPause?.('auth', ms);
