@@ -29,9 +29,13 @@ async function shortWindowConfig(before = '30s'): Promise<string> {
 }
 
 /** The delayed job of a timer, as the worker stored it. */
+/** A timer's delayed job. The registration is written before the job is added, so wait for the job. */
 async function timerJob(w: World, timerId: string) {
-  const data = await w.redis.hget(`${w.prefix}:timers:${timerId}`, 'data');
-  return data === null ? null : (JSON.parse(data) as { dueAt: string; rule: string; trigger?: string });
+  const data = await waitFor(
+    async () => (await w.redis.hget(`${w.prefix}:timers:${timerId}`, 'data')) ?? undefined,
+    { timeoutMs: 10_000, what: `the job of timer ${timerId}` },
+  );
+  return JSON.parse(data) as { dueAt: string; rule: string; trigger?: string };
 }
 
 async function armedTimer(w: World, conversationId: string, other?: string): Promise<string> {
