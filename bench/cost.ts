@@ -18,7 +18,7 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { findFreePort, startRedisServer } from '../src/shared/start-redis-server.js';
+import { startRedisServer } from '../src/shared/start-redis-server.js';
 import {
   cpuSeconds,
   faults,
@@ -26,13 +26,10 @@ import {
   resetPeakRss,
   round,
   runLoad,
-  startFakeApi,
-  startHarnessBridge,
+  startBridgeStack,
   statusMb,
   textTable,
-  writeLoopbackBridgeConfig,
 } from './peers-support.js';
-import { stopChild } from './support.js';
 import { runTransportCost, type TransportCost } from './transport-cost.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -103,18 +100,8 @@ export async function runCostBench(): Promise<CostResult> {
   stops.push(async () => client.disconnect());
   try {
     await client.connect();
-    const config = await writeLoopbackBridgeConfig(dir);
-    const api = await startFakeApi(await findFreePort());
-    stops.push(() => stopChild(api.child));
-    const bridge = await startHarnessBridge({
-      config,
-      fakeApiUrl: api.url,
-      redisUrl: redis.url,
-      port: await findFreePort(),
-      // As users start it: the bin launcher's V8 settings (npx convo-bridge, the Docker image).
-      nodeArgs: launcherNodeFlags(),
-    });
-    stops.push(() => stopChild(bridge.child));
+    // As users start it: the bin launcher's V8 settings (npx convo-bridge, the Docker image).
+    const { api, bridge } = await startBridgeStack(dir, redis.url, stops, launcherNodeFlags());
     await sleep(IDLE_SETTLE_MS);
     const idleRssMb = await statusMb(bridge.pid, 'VmRSS');
 

@@ -10,17 +10,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { findFreePort, startRedisServer } from '../src/shared/start-redis-server.js';
-import {
-  faults,
-  type LoadResult,
-  round,
-  runLoad,
-  startFakeApi,
-  startHarnessBridge,
-  writeLoopbackBridgeConfig,
-} from './peers-support.js';
-import { stopChild } from './support.js';
+import { startRedisServer } from '../src/shared/start-redis-server.js';
+import { faults, type LoadResult, round, runLoad, startBridgeStack } from './peers-support.js';
 
 export const OPEN_LOOP_P99_GOAL_MS = 50;
 
@@ -52,16 +43,7 @@ export async function runOpenLoop(
   const redis = await startRedisServer({ appendOnly: true });
   const stops: (() => Promise<void>)[] = [() => redis.stop()];
   try {
-    const config = await writeLoopbackBridgeConfig(dir);
-    const api = await startFakeApi(await findFreePort());
-    stops.push(() => stopChild(api.child));
-    const bridge = await startHarnessBridge({
-      config,
-      fakeApiUrl: api.url,
-      redisUrl: redis.url,
-      port: await findFreePort(),
-    });
-    stops.push(() => stopChild(bridge.child));
+    const { api, bridge } = await startBridgeStack(dir, redis.url, stops);
     const common = ['--url', bridge.url, '--api', api.url, '--timeout', '60'];
     await runLoad([...common, '-n', String(warmup), '-c', '32', '--settle', '1'], 180_000);
     const sendSeconds = events / rate;

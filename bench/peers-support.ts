@@ -11,7 +11,8 @@ import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { spawnNode, waitUntilOk } from './support.js';
+import { findFreePort } from '../src/shared/start-redis-server.js';
+import { spawnNode, stopChild, waitUntilOk } from './support.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const PROJECT_ROOT = resolve(here, '..');
@@ -143,6 +144,30 @@ export async function startHarnessBridge(options: {
   const pid = bridge.child.pid;
   if (pid === undefined) throw new Error(`the bridge did not start: ${bridge.output()}`);
   return { ...bridge, pid, url: `http://127.0.0.1:${options.port}/webhook` };
+}
+
+/**
+ * The fake API and the bridge (`start`, loopback config) on free ports over an already running
+ * Redis; each is registered in `stops` as soon as it runs, so the caller's finally stops it.
+ */
+export async function startBridgeStack(
+  dir: string,
+  redisUrl: string,
+  stops: (() => Promise<void>)[],
+  nodeArgs?: string[],
+) {
+  const config = await writeLoopbackBridgeConfig(dir);
+  const api = await startFakeApi(await findFreePort());
+  stops.push(() => stopChild(api.child));
+  const bridge = await startHarnessBridge({
+    config,
+    fakeApiUrl: api.url,
+    redisUrl,
+    port: await findFreePort(),
+    ...(nodeArgs ? { nodeArgs } : {}),
+  });
+  stops.push(() => stopChild(bridge.child));
+  return { api, bridge };
 }
 
 /**
