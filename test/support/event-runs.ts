@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { BridgeKeys } from '../../src/queue/redis-keys.js';
+import { type BridgeKeys, parseDedupeMarker } from '../../src/queue/redis-keys.js';
 import type { EventRunResult } from '../../src/worker/process-event.js';
 
 /**
@@ -15,7 +15,7 @@ export async function eventRun(
 ): Promise<{ jobId: string; processedOn: number | null; result: EventRunResult | undefined } | undefined> {
   const marker = await redis.get(keys.dedupe(eventKey));
   if (!marker) return undefined;
-  const jobId = marker.slice(marker.indexOf('|') + 1);
+  const { jobId } = parseDedupeMarker(marker);
   const [processedOn, returnvalue] = await redis.hmget(
     `${queuePrefix}:events:${jobId}`,
     'processedOn',
