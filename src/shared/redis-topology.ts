@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Cluster, Redis } from 'ioredis';
 import { ConvoBridgeError, describeError } from './errors.js';
 import { CLUSTER_SLOTS, keyInSlotRange, keySlot } from './key-slot.js';
+import { type ClusterNodeView, parseClusterNodes, type SlotRange } from './parse-cluster-nodes.js';
 import { createRedisNodeProcess, type RedisNodeProcess } from './redis-node-process.js';
 import { findFreePort, hasRedisServerBinary, REDIS_INSTALL_HINT } from './start-redis-server.js';
 import { waitFor } from './wait-for.js';
@@ -15,24 +16,11 @@ import { waitFor } from './wait-for.js';
  * removed by `stop()`, and never touches a Redis someone else runs.
  */
 
+export type { ClusterNodeView, SlotRange };
+
 export interface RedisAddress {
   readonly host: string;
   readonly port: number;
-}
-
-/** An inclusive range of hash slots, [start, end]. */
-export type SlotRange = readonly [start: number, end: number];
-
-/** One line of `CLUSTER NODES`, as seen by one node. */
-export interface ClusterNodeView extends RedisAddress {
-  readonly id: string;
-  readonly role: 'primary' | 'replica';
-  /** The primary's node id, for a replica. */
-  readonly primaryId: string | undefined;
-  readonly flags: readonly string[];
-  /** Flagged `fail` (agreed by the primaries) or `fail?` (suspected by the node asked). */
-  readonly failed: boolean;
-  readonly slots: readonly SlotRange[];
 }
 
 export interface RedisClusterOptions {
@@ -214,6 +202,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       }),
     );
     let agreed: string | undefined;
+    let agreedRoles: string | undefined;
     for (const { port, view } of views) {
       const owners = slotOwners(view);
       const uncovered = owners.indexOf(undefined);
@@ -227,7 +216,18 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
         if (!seen || seen.failed || seen.flags.includes('handshake') || seen.flags.includes('noaddr')) {
           throw new Error(`node ${port} does not see node ${node.port} as healthy`);
         }
+        // Every node here is a primary with slots or a replica (replica migration is off); a
+        // primary without slots is a replica-to-be that has not been told (or not yet told others).
+        if (seen.role === 'primary' && seen.slots.length === 0) {
+          throw new Error(`node ${port} sees node ${node.port} as a primary without slots`);
+        }
       }
+      const roles = up
+        .map((node) => view.find((entry) => entry.port === node.port))
+        .map((entry) => `${entry?.id}:${entry?.role}:${entry?.primaryId}`)
+        .join(',');
+      if (agreedRoles === undefined) agreedRoles = roles;
+      else if (roles !== agreedRoles) throw new Error(`node ${port} disagrees with the others on roles`);
       const self = view.find((entry) => entry.flags.includes('myself'));
       if (self?.role === 'replica') {
         const replication = String(await adminCall(port, ['INFO', 'replication']));
@@ -402,39 +402,6 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     pids: () => pidsOf(spawned),
     stop,
   };
-}
-
-/** Parses `CLUSTER NODES` (https://redis.io/commands/cluster-nodes/). */
-export function parseClusterNodes(text: string): ClusterNodeView[] {
-  const views: ClusterNodeView[] = [];
-  for (const line of text.split('\n')) {
-    const fields = line.trim().split(' ');
-    const [id, address, flagText, primaryId, , , , , ...slotFields] = fields;
-    if (!id || !address || !flagText || !primaryId) continue;
-    // ip:port@cport[,hostname]
-    const hostPort = address.split(',')[0]?.split('@')[0] ?? '';
-    const colon = hostPort.lastIndexOf(':');
-    const flags = flagText.split(',');
-    const slots: SlotRange[] = [];
-    for (const field of slotFields) {
-      if (field.startsWith('[')) continue; // a slot being migrated or imported
-      const [start, end = start] = field.split('-').map(Number);
-      if (start !== undefined && end !== undefined && Number.isInteger(start) && Number.isInteger(end)) {
-        slots.push([start, end]);
-      }
-    }
-    views.push({
-      id,
-      host: hostPort.slice(0, colon),
-      port: Number(hostPort.slice(colon + 1)),
-      role: flags.includes('master') ? 'primary' : 'replica',
-      primaryId: primaryId === '-' ? undefined : primaryId,
-      flags,
-      failed: flags.includes('fail') || flags.includes('fail?'),
-      slots,
-    });
-  }
-  return views;
 }
 
 /** For each slot, the id of the healthy primary serving it in this view (or undefined). */
