@@ -1,32 +1,11 @@
+import { CLUSTER_SLOTS, keySlot } from '../shared/key-slot.js';
 import type { RedisTopology } from './redis-connection.js';
 import { type BridgeKeys, bridgeKeys, conversationHash } from './redis-keys.js';
 
-/** Redis Cluster's number of hash slots. */
-export const CLUSTER_SLOTS = 16_384;
 /** Most queue shards one bridge may have (each is a pair of BullMQ queues and a worker per process). */
 export const MAX_SHARDS = 128;
 
-/** CRC16-XMODEM, the checksum Redis Cluster maps keys to slots with (cluster spec, "Keys distribution model"). */
-function crc16(input: string): number {
-  let crc = 0;
-  for (const byte of Buffer.from(input, 'utf8')) {
-    crc ^= byte << 8;
-    for (let bit = 0; bit < 8; bit++) {
-      crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
-    }
-  }
-  return crc;
-}
-
-/** The hash slot of a key, honouring a `{hash tag}` as Redis Cluster does. */
-export function keySlot(key: string): number {
-  const open = key.indexOf('{');
-  if (open !== -1) {
-    const close = key.indexOf('}', open + 1);
-    if (close > open + 1) return crc16(key.slice(open + 1, close)) % CLUSTER_SLOTS;
-  }
-  return crc16(key) % CLUSTER_SLOTS;
-}
+export { CLUSTER_SLOTS, keySlot };
 
 export interface KeyLayoutOptions {
   prefix: string;
@@ -69,7 +48,7 @@ export function shardTag(prefix: string, index: number, count: number): string {
   const base = `${prefix}:${index}`;
   for (let attempt = 0; attempt < 1_000_000; attempt++) {
     const tag = attempt === 0 ? base : `${base}.${attempt}`;
-    const slot = crc16(tag) % CLUSTER_SLOTS;
+    const slot = keySlot(tag); // the tag has no braces: the slot of the tag itself
     if (slot >= low && slot < high) return tag;
   }
   return base; // unreachable for count <= MAX_SHARDS: each part spans >= 128 slots

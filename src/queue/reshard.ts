@@ -74,14 +74,14 @@ async function moveKey(redis: RedisClient, from: string, to: string): Promise<bo
   if (from === to) return false;
   const [dump, ttl] = await Promise.all([redis.dumpBuffer(from), redis.pttl(from)]);
   if (dump === null) return false;
-  await redis.restore(to, ttl > 0 ? ttl : 0, dump, 'REPLACE');
+  await redis.restore(to, Math.max(ttl, 0), dump, 'REPLACE');
   await redis.del(from);
   return true;
 }
 
 async function copyKey(redis: RedisClient, from: string, to: string): Promise<void> {
   const [dump, ttl] = await Promise.all([redis.dumpBuffer(from), redis.pttl(from)]);
-  if (dump !== null) await redis.restore(to, ttl > 0 ? ttl : 0, dump, 'REPLACE');
+  if (dump !== null) await redis.restore(to, Math.max(ttl, 0), dump, 'REPLACE');
 }
 
 /**
@@ -183,7 +183,7 @@ export async function reshard(options: ReshardOptions): Promise<ReshardReport> {
 
     for (const key of await scanKeys(redis, `${globEscape(root)}:conv:*`)) {
       const hash = key.slice(`${root}:conv:`.length);
-      if (await moveKey(redis, key, shardForHash(to, hash).keys.prefix + `:conv:${hash}`)) {
+      if (await moveKey(redis, key, `${shardForHash(to, hash).keys.prefix}:conv:${hash}`)) {
         report.conversations += 1;
       }
     }
