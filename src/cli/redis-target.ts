@@ -167,8 +167,14 @@ export async function connectRedisTarget(
         timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
       }),
     ]);
+    if (target.topology.kind === 'single' && /cluster_enabled:1/.test(await redis.info('cluster'))) {
+      // A node of a Redis Cluster given as a URL (`--redis-url`): talk to the whole cluster.
+      redis.disconnect();
+      return await connectRedisTarget({ ...target, topology: clusterOfUrl(target.topology.url) }, options);
+    }
     return redis;
   } catch (error) {
+    if (error instanceof CliError) throw error;
     redis.disconnect();
     throw new CliError(
       `cannot reach Redis at ${target.address} (from ${target.source}): ${describeError(firstError ?? error)}; start Redis there, or point redis.url or --redis-url at the one the bridge uses`,
@@ -177,6 +183,18 @@ export async function connectRedisTarget(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** The cluster a node's URL belongs to, with the URL's credentials and TLS. */
+function clusterOfUrl(url: string): RedisTopology {
+  const parsed = new URL(url);
+  return {
+    kind: 'cluster',
+    nodes: [{ host: parsed.hostname, port: Number(parsed.port || '6379') }],
+    ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
+    ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+    tls: parsed.protocol === 'rediss:',
+  };
 }
 
 /**
