@@ -23,6 +23,8 @@ import {
   cpuSeconds,
   faults,
   launcherNodeFlags,
+  parseCommandstats,
+  parseCpu,
   resetPeakRss,
   round,
   runLoad,
@@ -67,24 +69,6 @@ export interface CostResult {
   idleRssMb: number;
   transport: TransportCost;
   commandstats: Record<string, { calls: number; usec: number }>;
-}
-
-/** `cmdstat_hset:calls=12,usec=30,...` lines of INFO commandstats. */
-function parseCommandstats(info: string): Record<string, { calls: number; usec: number }> {
-  const out: Record<string, { calls: number; usec: number }> = {};
-  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
-    const [, name = '?', calls = '0', usec = '0'] = match;
-    out[name] = { calls: Number(calls), usec: Number(usec) };
-  }
-  return out;
-}
-
-/** used_cpu_sys + used_cpu_user of INFO cpu, in seconds (the whole server, threads included). */
-function parseCpu(info: string): number {
-  const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? Number.NaN);
-  const total = field('used_cpu_sys') + field('used_cpu_user');
-  if (!Number.isFinite(total)) throw new Error(`INFO cpu without used_cpu_sys/used_cpu_user: ${info}`);
-  return total;
 }
 
 export async function runCostBench(): Promise<CostResult> {

@@ -248,3 +248,21 @@ export function launcherNodeFlags(): string[] {
   const match = /^#!\/usr\/bin\/env -S node (.*)$/.exec(first);
   return match?.[1] ? match[1].split(' ').filter(Boolean) : [];
 }
+
+/** `cmdstat_hset:calls=12,usec=30,...` lines of INFO commandstats. */
+export function parseCommandstats(info: string): Record<string, { calls: number; usec: number }> {
+  const out: Record<string, { calls: number; usec: number }> = {};
+  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
+    const [, name = '?', calls = '0', usec = '0'] = match;
+    out[name] = { calls: Number(calls), usec: Number(usec) };
+  }
+  return out;
+}
+
+/** used_cpu_sys + used_cpu_user of INFO cpu, in seconds (the whole server, threads included). */
+export function parseCpu(info: string): number {
+  const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? Number.NaN);
+  const total = field('used_cpu_sys') + field('used_cpu_user');
+  if (!Number.isFinite(total)) throw new Error(`INFO cpu without used_cpu_sys/used_cpu_user: ${info}`);
+  return total;
+}

@@ -61,10 +61,13 @@ not match the layout recorded in Redis refuses to start and says to run this.`,
         io.stdout(
           `prefix "${target.prefix}" at ${target.address}: ${stored ? describeStored(stored) : 'no data yet'}; wanted ${layout.describe()}\n`,
         );
-        io.stdout(
-          obstacles.length === 0 ? 'drained: ready to reshard\n' : `not ready: ${obstacles.join('; ')}\n`,
-        );
-        if (obstacles.length > 0) process.exitCode = EXIT.unavailable;
+        if (obstacles.length > 0) {
+          throw new CliError(`not ready to reshard: ${obstacles.join('; ')}`, {
+            code: 'RESHARD_NOT_DRAINED',
+            exitCode: EXIT.unavailable,
+          });
+        }
+        io.stdout('drained: ready to reshard\n');
         return;
       }
       try {
