@@ -2,6 +2,7 @@ import { type Job, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { bullmqTelemetry } from '../observe/trace-context.js';
 import { bridgeJobOptions, type JobRetention } from '../queue/job-options.js';
 import { type BridgeKeys, bridgeKeys, QUEUE_NAMES } from '../queue/redis-keys.js';
 import { jobRetryDelay } from './backoff.js';
@@ -96,6 +97,8 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
   const timersQueue = new Queue(QUEUE_NAMES.timers, {
     connection: queueConnection,
     prefix: options.prefix,
+    // Tracing on: a timer's job carries the context of the event that set it (issue 14).
+    ...bullmqTelemetry(),
     defaultJobOptions: bridgeJobOptions(settings.retention),
   });
   const metrics = options.metrics ?? (options.registry ? createWorkerMetrics(options.registry) : undefined);
@@ -151,6 +154,7 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
       return connection;
     })(),
     prefix: options.prefix,
+    ...bullmqTelemetry(),
     concurrency: settings.concurrency,
     autorun: false,
     lockDuration: settings.lockDurationMs,
