@@ -22,7 +22,11 @@ export async function setUpTracing(
   const settings = resolveTracing(config, env);
   if (!settings.enabled) return undefined;
   const { startTracing } = await import('./tracing.js');
-  const tracing = startTracing(settings, { version: packageVersion(), mode: options.mode });
+  const tracing = startTracing(settings, {
+    version: packageVersion(),
+    mode: options.mode,
+    warn: (message) => options.log.warn(message),
+  });
   installTracing(tracing);
   options.log.info(`tracing ${describeTracing(settings)}`);
   return {

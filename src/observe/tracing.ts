@@ -2,6 +2,8 @@ import {
   type Attributes,
   type Context,
   context,
+  DiagLogLevel,
+  diag,
   type Link,
   propagation,
   ROOT_CONTEXT,
@@ -86,6 +88,8 @@ export interface StartTracingOptions {
   mode: string;
   /** Bound on the final export at shutdown. */
   shutdownTimeoutMs?: number;
+  /** Where the SDK's own warnings go (a collector that does not answer...), at most one a minute. */
+  warn?: (message: string) => void;
 }
 
 export function startTracing(
@@ -99,6 +103,7 @@ export function startTracing(
       'convo_bridge.mode': options.mode,
     }),
   );
+  if (options.warn) diag.setLogger(throttled(options.warn, 60_000, settings.url), DiagLogLevel.WARN);
   const exporter = new OTLPTraceExporter({ url: settings.url });
   const provider = new BasicTracerProvider({
     resource,
@@ -213,10 +218,40 @@ export function startTracing(
         trace.disable();
         propagation.disable();
         context.disable();
+        diag.disable();
       })();
       return closing;
     },
   };
+}
+
+/** The SDK's diagnostics as warnings, one per interval: an unreachable collector must not flood the log. */
+function throttled(warn: (message: string) => void, intervalMs: number, url: string) {
+  let last = Number.NEGATIVE_INFINITY;
+  const say = (message: string, ...args: unknown[]) => {
+    const now = Date.now();
+    if (now - last < intervalMs) return;
+    last = now;
+    const detail = [errorMessage(message), ...args.map(errorMessage)].join(' ');
+    warn(
+      `tracing: ${detail} (spans may be lost: check that the collector at ${safeUrl(url)} answers; repeats are not logged for a minute)`,
+    );
+  };
+  const quiet = () => {};
+  return { error: say, warn: say, info: quiet, debug: quiet, verbose: quiet };
+}
+
+/** The SDK's error handler logs an export failure as the error's JSON: keep its message. */
+function errorMessage(value: unknown): string {
+  if (value instanceof Error) return value.message;
+  const text = String(value);
+  try {
+    const parsed = JSON.parse(text) as { message?: unknown };
+    if (typeof parsed.message === 'string') return parsed.message;
+  } catch {
+    // not JSON: the text as it is
+  }
+  return text;
 }
 
 /** The W3C carrier of a context (what travels in the job). */

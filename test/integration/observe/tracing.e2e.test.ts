@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../src/shared/wait-for.js';
-import { exampleConfig } from '../../support/bridge-harness.js';
+import { exampleConfig, findFreePort } from '../../support/bridge-harness.js';
 import { createWorld, E2E, type World } from '../../support/e2e-world.js';
 import { type ReceivedSpan, SPAN_KIND, startOtlpReceiver } from '../../support/otlp-receiver.js';
 
@@ -155,6 +155,30 @@ describe('tracing end to end (OpenTelemetry, OTLP/HTTP)', () => {
     expect(receiver.spans.filter((s) => s.scope === 'bullmq' && s.kind === SPAN_KIND.internal)).toEqual([]);
     // The module probe sees the SDK when tracing is on (the check of the test below is meaningful).
     expect((await loadedModules(probeFile)).some((url) => TRACING_MODULES.test(url))).toBe(true);
+  });
+
+  it('a collector that does not answer: events are processed as usual, and the log says so once', async () => {
+    // A free port nobody listens on: every export is refused.
+    const closedPort = await findFreePort();
+    world = await createWorld({
+      config: await exampleConfig({ hours: 'closed' }),
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${closedPort}`, OTEL_BSP_SCHEDULE_DELAY: '100' },
+    });
+    const w = world;
+    w.conversation('c-lost', { type: 'whatsapp_qr', id: 'ch_wa_qr' });
+    w.say('c-lost', 'Saya kecewa, minta refund!');
+    await waitFor(() => w.crm.forConversation('c-lost').length === 1, {
+      timeoutMs: 10_000,
+      what: 'the CRM forward',
+    });
+    const bridge = w.bridges[0];
+    const warnings = () => (bridge?.jsonLogs() ?? []).filter((l) => String(l.msg).startsWith('tracing: '));
+    // The exporter retries a refused export a few times (about 5 s) before it gives up and says so.
+    await waitFor(() => warnings().length > 0, { timeoutMs: 30_000, what: 'the export failure warning' });
+    expect(warnings()).toHaveLength(1);
+    expect(String(warnings()[0]?.msg)).toContain(`ECONNREFUSED 127.0.0.1:${closedPort}`);
+    expect(String(warnings()[0]?.msg)).toContain(`the collector at http://127.0.0.1:${closedPort}/v1/traces`);
+    expect(w.detail('c-lost').needHuman).toBe(true);
   });
 
   it('off: OTEL_SDK_DISABLED=true wins over an endpoint; nothing is exported and no SDK module is loaded', async () => {
