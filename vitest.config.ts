@@ -25,6 +25,24 @@ export default defineConfig({
         },
       },
       {
+        // The end-to-end suite's main cases (rules, order, exactly once, timers, dead letters) on a
+        // real Redis Cluster of 3 primaries with redis.shards: 6 (issue 14), same test files.
+        extends: true,
+        test: {
+          name: 'cluster',
+          include: [
+            'test/integration/e2e/example-rules.e2e.test.ts',
+            'test/integration/e2e/resilience.e2e.test.ts',
+            'test/integration/e2e/timers-window-redelivery.e2e.test.ts',
+            'test/integration/e2e/dead-letters-auth-forms.e2e.test.ts',
+          ],
+          globalSetup: ['test/support/cluster-setup.ts'],
+          fileParallelism: false,
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
         // Property-based hostile input (test/hostile): one file at a time, so that timings and heap
         // figures are not disturbed by a sibling file; --expose-gc for the receiver's heap bound.
         // HOSTILE_SCALE sets the counts (npm test: small; npm run test:hostile: the full 100,000+).

@@ -2,7 +2,6 @@ import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { ConfigError, formatConfigIssue } from '../config/config-error.js';
 import { type LoadedConfig, loadConfig } from '../config/load-config.js';
-import { bridgeKeys } from '../queue/redis-keys.js';
 import { backtest } from '../record/backtest.js';
 import { readRecordedEvents } from '../record/event-store.js';
 import { compareGolden, GoldenPlanSchema } from '../record/golden-plans.js';
@@ -94,8 +93,8 @@ export function registerBacktestCommand(program: Command, io: CliIo): void {
           ...(options.redisUrl !== undefined ? { redisUrl: options.redisUrl } : {}),
           ...(options.prefix !== undefined ? { prefix: options.prefix } : {}),
         });
-        const read = await runWithRedis(target, (redis) =>
-          readRecordedEvents(redis, bridgeKeys(target.prefix), sinceMs !== undefined ? { sinceMs } : {}),
+        const read = await runWithRedis(target, (redis, layout) =>
+          readRecordedEvents(redis, layout.global, sinceMs !== undefined ? { sinceMs } : {}),
         );
         for (const problem of read.problems) io.stderr(`skipped an unreadable recorded event ${problem}\n`);
         lines = read.events;

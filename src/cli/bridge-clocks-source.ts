@@ -1,7 +1,8 @@
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import type { InboxClocks } from '../emulator/inbox-page.js';
-import { bridgeKeys, QUEUE_NAMES } from '../queue/redis-keys.js';
+import { layoutFor } from '../queue/key-layout.js';
+import { createRedisClient } from '../queue/redis-connection.js';
+import { QUEUE_NAMES } from '../queue/redis-keys.js';
 import { listConversationClocks } from '../worker/list-timers.js';
 import { resolveRedisTarget } from './redis-target.js';
 
@@ -12,23 +13,31 @@ import { resolveRedisTarget } from './redis-target.js';
  */
 export async function bridgeClocksSource(configPath: string) {
   const target = await resolveRedisTarget({ config: configPath });
-  const redis = new Redis(target.redisUrl, {
+  const redis = createRedisClient(target.topology, {
     maxRetriesPerRequest: 1,
     connectionName: 'convo-bridge:emulator-clocks',
   });
   redis.on('error', () => {});
-  const queue = new Queue(QUEUE_NAMES.timers, { connection: redis, prefix: target.prefix });
-  const keys = bridgeKeys(target.prefix);
+  const layout = layoutFor({
+    topology: target.topology,
+    prefix: target.prefix,
+    shards: target.config?.redis.shards ?? 1,
+  });
+  const queues = layout.all.map(
+    (shard) => new Queue(QUEUE_NAMES.timers, { connection: redis, prefix: shard.queuePrefix }),
+  );
   return {
     clocks: async (conversationId: string): Promise<InboxClocks | null> => {
-      const [found] = await listConversationClocks(redis, keys, queue, {
+      const shard = layout.shardOf(conversationId);
+      const queue = queues[shard.index] as Queue;
+      const [found] = await listConversationClocks(redis, shard.keys, queue, {
         ...(target.config ? { config: target.config } : {}),
         conversationId,
       });
       return found ?? { timers: [], window: { applies: false, closesAt: null, closesLocal: null } };
     },
     close: async () => {
-      await queue.close().catch(() => undefined);
+      await Promise.all(queues.map((queue) => queue.close().catch(() => undefined)));
       redis.disconnect();
     },
   };

@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import type { Command } from 'commander';
-import { bridgeKeys, QUEUE_NAMES } from '../queue/redis-keys.js';
+import { QUEUE_NAMES } from '../queue/redis-keys.js';
 import {
   countDeadLetters,
   type DeadLetter,
@@ -17,7 +17,6 @@ import {
   REDIS_TARGET_HELP,
   type RedisTarget,
   type RedisTargetFlags,
-  redisAddress,
   resolveRedisTarget,
   runWithRedis,
 } from './redis-target.js';
@@ -38,7 +37,7 @@ export function formatTable(header: readonly string[], rows: readonly (readonly 
 
 /** Where an empty listing looked, and which other prefixes hold entries (the usual mistake). */
 export function emptyHint(what: string, target: RedisTarget, others: readonly string[]): string {
-  const where = `no ${what} under prefix "${target.prefix}" at ${redisAddress(target.redisUrl)} (from ${target.source})`;
+  const where = `no ${what} under prefix "${target.prefix}" at ${target.address} (from ${target.source})`;
   if (others.length === 0) return `${where}\n`;
   return `${where}\nthis Redis has ${what} under prefix ${others.map((p) => `"${p}"`).join(', ')}: pass --prefix ${others[0]}, or --config with the bridge's config\n`;
 }
@@ -98,8 +97,8 @@ Examples:
     .action(async (options: { limit: string; json?: boolean }) => {
       const limit = parseLimit(options.limit);
       const where = await target();
-      await runWithRedis(where, async (redis) => {
-        const keys = bridgeKeys(where.prefix);
+      await runWithRedis(where, async (redis, layout) => {
+        const keys = layout.global;
         const entries = await listDeadLetters(redis, keys, { limit });
         if (options.json) {
           io.stdout(`${JSON.stringify(entries, null, 2)}\n`);
@@ -112,7 +111,7 @@ Examples:
         }
         const total = await countDeadLetters(redis, keys);
         io.stdout(
-          `${total} dead letter(s) under prefix "${where.prefix}" at ${redisAddress(where.redisUrl)}${total > entries.length ? `, newest ${entries.length} shown` : ''}\n`,
+          `${total} dead letter(s) under prefix "${where.prefix}" at ${where.address}${total > entries.length ? `, newest ${entries.length} shown` : ''}\n`,
         );
         io.stdout(
           formatTable(['ID', 'FAILED AT', 'QUEUE', 'CODE', 'CONVERSATION', 'REASON'], entries.map(row)),
@@ -124,9 +123,8 @@ Examples:
     .command('show <id>')
     .description('print one dead letter in full (JSON)')
     .action(async (id: string) => {
-      const where = await target();
-      await withRedis(async (redis) => {
-        io.stdout(`${JSON.stringify(await getDeadLetter(redis, bridgeKeys(where.prefix), id), null, 2)}\n`);
+      await withRedis(async (redis, layout) => {
+        io.stdout(`${JSON.stringify(await getDeadLetter(redis, layout.global, id), null, 2)}\n`);
       });
     });
 
@@ -134,17 +132,23 @@ Examples:
     .command('retry <id>')
     .description('put a dead letter back on its queue (completed actions are not repeated)')
     .action(async (id: string) => {
-      const where = await target();
-      await withRedis(async (redis) => {
-        const queues = {
-          events: new Queue(QUEUE_NAMES.events, { connection: redis, prefix: where.prefix }),
-          timers: new Queue(QUEUE_NAMES.timers, { connection: redis, prefix: where.prefix }),
+      await withRedis(async (redis, layout) => {
+        const opened: Queue[] = [];
+        // The dead letter goes back to the queue of its conversation's shard (where its run state is).
+        const queuesOf = (conversationId: string) => {
+          const shard = layout.shardOf(conversationId);
+          const queues = {
+            events: new Queue(QUEUE_NAMES.events, { connection: redis, prefix: shard.queuePrefix }),
+            timers: new Queue(QUEUE_NAMES.timers, { connection: redis, prefix: shard.queuePrefix }),
+          };
+          opened.push(queues.events, queues.timers);
+          return queues;
         };
         try {
-          const { jobId } = await retryDeadLetter(redis, bridgeKeys(where.prefix), queues, id);
+          const { jobId } = await retryDeadLetter(redis, layout.global, queuesOf, id);
           io.stdout(`requeued ${id} as job ${jobId}\n`);
         } finally {
-          await Promise.all([queues.events.close(), queues.timers.close()]);
+          await Promise.all(opened.map((queue) => queue.close()));
         }
       });
     });
@@ -158,8 +162,8 @@ Examples:
         throw new CliError('say which dead letter to purge (an id from `dlq list`), or pass --all');
       if (id && options.all) throw new CliError('give an id or --all, not both');
       const where = await target();
-      await withRedis(async (redis) => {
-        const removed = await purgeDeadLetters(redis, bridgeKeys(where.prefix), id);
+      await withRedis(async (redis, layout) => {
+        const removed = await purgeDeadLetters(redis, layout.global, id);
         io.stdout(`purged ${removed} dead letter(s) under prefix "${where.prefix}"\n`);
       });
     });

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { formatDuration, parseDuration } from '../config/duration.js';
-import { bridgeKeys, eventId } from '../queue/redis-keys.js';
+import { eventId } from '../queue/redis-keys.js';
 import { findRecordedEvent, readRecordedEvents } from '../record/event-store.js';
 import type { RecordedEvent } from '../record/recorded-event.js';
 import { CliError } from './cli-error.js';
@@ -11,7 +11,6 @@ import {
   otherPrefixesWith,
   REDIS_TARGET_HELP,
   type RedisTargetFlags,
-  redisAddress,
   resolveRedisTarget,
   runWithRedis,
 } from './redis-target.js';
@@ -82,8 +81,8 @@ Examples:
       const sinceMs = parseSince(options.since);
       const limit = parseLimit(options.limit);
       const where = await target();
-      await runWithRedis(where, async (redis) => {
-        const keys = bridgeKeys(where.prefix);
+      await runWithRedis(where, async (redis, layout) => {
+        const keys = layout.global;
         const result = await readRecordedEvents(redis, keys, {
           limit,
           ...(sinceMs !== undefined ? { sinceMs } : {}),
@@ -101,7 +100,7 @@ Examples:
         }
         const total = await redis.zcard(keys.recordedIndex);
         io.stdout(
-          `${total} recorded event(s) under prefix "${where.prefix}" at ${redisAddress(where.redisUrl)}${total > result.events.length ? `, ${result.events.length} shown` : ''}${options.since ? ` (last ${formatDuration(parseDuration(options.since) ?? 0)})` : ''}\n`,
+          `${total} recorded event(s) under prefix "${where.prefix}" at ${where.address}${total > result.events.length ? `, ${result.events.length} shown` : ''}${options.since ? ` (last ${formatDuration(parseDuration(options.since) ?? 0)})` : ''}\n`,
         );
         io.stdout(
           formatTable(
@@ -117,8 +116,8 @@ Examples:
     .description('print one recorded event (JSON): by sequence number, event key or event id')
     .action(async (ref: string) => {
       const where = await target();
-      await runWithRedis(where, async (redis) => {
-        const found = await findRecordedEvent(redis, bridgeKeys(where.prefix), ref);
+      await runWithRedis(where, async (redis, layout) => {
+        const found = await findRecordedEvent(redis, layout.global, ref);
         if (!found) {
           throw new CliError(
             `no recorded event ${JSON.stringify(ref)} under prefix "${where.prefix}" (looked up as event id ${eventId(ref).slice(0, 12)}…, and as a sequence number): see convo-bridge events list`,
@@ -136,8 +135,8 @@ Examples:
     .action(async (options: { since?: string; out?: string }) => {
       const sinceMs = parseSince(options.since);
       const where = await target();
-      await runWithRedis(where, async (redis) => {
-        const result = await readRecordedEvents(redis, bridgeKeys(where.prefix), {
+      await runWithRedis(where, async (redis, layout) => {
+        const result = await readRecordedEvents(redis, layout.global, {
           ...(sinceMs !== undefined ? { sinceMs } : {}),
         });
         for (const problem of result.problems) io.stderr(`skipped an unreadable recorded event ${problem}\n`);

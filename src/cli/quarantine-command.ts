@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { pino } from 'pino';
-import { bridgeKeys } from '../queue/redis-keys.js';
 import { createEventProducer, DEFAULT_EVENT_JOB_OPTIONS } from '../receive/event-producer.js';
 import {
   countQuarantine,
@@ -23,7 +22,6 @@ import {
   REDIS_TARGET_HELP,
   type RedisTarget,
   type RedisTargetFlags,
-  redisAddress,
   resolveRedisTarget,
   runWithRedis,
 } from './redis-target.js';
@@ -55,9 +53,7 @@ function rethrowNotFound(error: unknown): never {
 }
 
 async function withStore<T>(target: RedisTarget, work: (store: QuarantineStore) => Promise<T>): Promise<T> {
-  return runWithRedis(target, (redis) => work({ redis, keys: bridgeKeys(target.prefix) })).catch(
-    rethrowNotFound,
-  );
+  return runWithRedis(target, (redis, layout) => work({ redis, keys: layout.global })).catch(rethrowNotFound);
 }
 
 function row(entry: QuarantineEntry): string[] {
@@ -105,7 +101,7 @@ export function registerQuarantineCommand(program: Command, io: CliIo): void {
         }
         const total = await countQuarantine(store);
         io.stdout(
-          `${total} quarantined ${total === 1 ? 'body' : 'bodies'} under prefix "${where.prefix}" at ${redisAddress(where.redisUrl)}${total > entries.length ? `, newest ${entries.length} shown` : ''}\n`,
+          `${total} quarantined ${total === 1 ? 'body' : 'bodies'} under prefix "${where.prefix}" at ${where.address}${total > entries.length ? `, newest ${entries.length} shown` : ''}\n`,
         );
         io.stdout(
           formatTable(
@@ -133,10 +129,11 @@ export function registerQuarantineCommand(program: Command, io: CliIo): void {
     .action(async (id: string) => {
       const where = await target();
       // Reachability first (fast, names the address); then the receiver's own exactly-once ingest.
-      await runWithRedis(where, async () => undefined);
+      const layout = await runWithRedis(where, async (_redis, found) => found);
       const producer = createEventProducer({
-        redisUrl: where.redisUrl,
+        topology: where.topology,
         prefix: where.prefix,
+        layout,
         dedupeWindowSeconds: RECEIVER_DEFAULTS.dedupeWindowSeconds,
         jobOptions: DEFAULT_EVENT_JOB_OPTIONS,
         commandTimeoutMs: 5_000,
@@ -144,7 +141,7 @@ export function registerQuarantineCommand(program: Command, io: CliIo): void {
       });
       try {
         await producer.connected(5_000, { firstError: true }).catch((error: unknown) => {
-          throw new CliError(`cannot reach Redis at ${redisAddress(where.redisUrl)} (from ${where.source})`, {
+          throw new CliError(`cannot reach Redis at ${where.address} (from ${where.source})`, {
             exitCode: EXIT.unavailable,
             code: 'REDIS_UNAVAILABLE',
             cause: error,

@@ -1,13 +1,21 @@
 import { type Command, Option } from 'commander';
-import { Redis } from 'ioredis';
 import { z } from 'zod';
 import { ConfigError } from '../config/config-error.js';
 import type { BridgeConfig } from '../config/config-schema.js';
 import type { Env } from '../config/interpolate-env.js';
 import { loadConfig } from '../config/load-config.js';
 import { DEFAULT_CONFIG_PATH, resolveConfigPath } from '../config/resolve-config-path.js';
+import { type KeyLayout, layoutFor } from '../queue/key-layout.js';
+import { storedKeyLayout } from '../queue/layout-record.js';
+import {
+  createRedisClient,
+  describeTopology,
+  type RedisTopology,
+  singleRedis,
+} from '../queue/redis-connection.js';
 import { describeError } from '../shared/errors.js';
 import { redisAddress } from '../shared/redis-address.js';
+import type { RedisClient } from '../shared/redis-client.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
 
@@ -15,7 +23,9 @@ export { redisAddress };
 
 /** Which Redis and key prefix an operator command works on, and where that came from. */
 export interface RedisTarget {
-  redisUrl: string;
+  /** The Redis (one URL, Sentinel or Cluster) and, for messages, where it is. */
+  topology: RedisTopology;
+  address: string;
   prefix: string;
   /** In words, for messages: "config/bridge.yaml (redis.url)", "--redis-url". */
   source: string;
@@ -97,8 +107,11 @@ export async function resolveRedisTarget(
         `${configPath}:${missing.line}:${missing.column}: redis.${missing.path.slice(1).join('.')} uses \${${missing.name}}, which is not set: set it as for start, or pass --redis-url`,
       );
     }
+    const topology =
+      flags.redisUrl === undefined ? loaded.config.redis.topology : singleRedis(flags.redisUrl);
     return {
-      redisUrl: flags.redisUrl ?? loaded.config.redis.url,
+      topology,
+      address: describeTopology(topology),
       prefix: flags.prefix ?? loaded.config.redis.prefix,
       source: flags.redisUrl === undefined ? `${configPath} (redis.url)` : `--redis-url (over ${configPath})`,
       config: loaded.config,
@@ -113,7 +126,8 @@ export async function resolveRedisTarget(
   const checked = FlagsSchema.shape.redisUrl.safeParse(redisUrl);
   if (!checked.success) throw new CliError(`$REDIS_URL: ${checked.error.issues[0]?.message ?? 'invalid'}`);
   return {
-    redisUrl,
+    topology: singleRedis(redisUrl),
+    address: redisAddress(redisUrl),
     prefix: flags.prefix ?? 'cb',
     source: flags.redisUrl === undefined ? '$REDIS_URL' : '--redis-url',
   };
@@ -128,9 +142,12 @@ export interface ConnectOptions {
  * Connects once, without reconnecting: an operator command either reaches Redis within a few
  * seconds or exits 2 naming the address. The caller must `disconnect()` (runWithRedis does).
  */
-export async function connectRedisTarget(target: RedisTarget, options: ConnectOptions = {}): Promise<Redis> {
+export async function connectRedisTarget(
+  target: RedisTarget,
+  options: ConnectOptions = {},
+): Promise<RedisClient> {
   const timeoutMs = options.timeoutMs ?? 5_000;
-  const redis = new Redis(target.redisUrl, {
+  const redis = createRedisClient(target.topology, {
     lazyConnect: true,
     connectTimeout: timeoutMs,
     maxRetriesPerRequest: 1,
@@ -150,11 +167,17 @@ export async function connectRedisTarget(target: RedisTarget, options: ConnectOp
         timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
       }),
     ]);
+    if (target.topology.kind === 'single' && /cluster_enabled:1/.test(await redis.info('cluster'))) {
+      // A node of a Redis Cluster given as a URL (`--redis-url`): talk to the whole cluster.
+      redis.disconnect();
+      return await connectRedisTarget({ ...target, topology: clusterOfUrl(target.topology.url) }, options);
+    }
     return redis;
   } catch (error) {
+    if (error instanceof CliError) throw error;
     redis.disconnect();
     throw new CliError(
-      `cannot reach Redis at ${redisAddress(target.redisUrl)} (from ${target.source}): ${describeError(firstError ?? error)}; start Redis there, or point redis.url or --redis-url at the one the bridge uses`,
+      `cannot reach Redis at ${target.address} (from ${target.source}): ${describeError(firstError ?? error)}; start Redis there, or point redis.url or --redis-url at the one the bridge uses`,
       { exitCode: EXIT.unavailable, code: 'REDIS_UNAVAILABLE', cause: error },
     );
   } finally {
@@ -162,11 +185,37 @@ export async function connectRedisTarget(target: RedisTarget, options: ConnectOp
   }
 }
 
+/** The cluster a node's URL belongs to, with the URL's credentials and TLS. */
+function clusterOfUrl(url: string): RedisTopology {
+  const parsed = new URL(url);
+  return {
+    kind: 'cluster',
+    nodes: [{ host: parsed.hostname, port: Number(parsed.port || '6379') }],
+    ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
+    ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+    tls: parsed.protocol === 'rediss:',
+  };
+}
+
+/**
+ * The queue shards of the target: as its config says (same as the bridge's), or, without a
+ * config, as the Redis recorded them (queue/layout-record.ts).
+ */
+export async function targetLayout(redis: RedisClient, target: RedisTarget): Promise<KeyLayout> {
+  if (target.config && target.prefix === target.config.redis.prefix) {
+    return layoutFor({ ...target.config.redis, topology: target.topology });
+  }
+  return storedKeyLayout(redis, target.prefix);
+}
+
 /** Runs `work` with a connection to the target and always closes it, so the command exits. */
-export async function runWithRedis<T>(target: RedisTarget, work: (redis: Redis) => Promise<T>): Promise<T> {
+export async function runWithRedis<T>(
+  target: RedisTarget,
+  work: (redis: RedisClient, layout: KeyLayout) => Promise<T>,
+): Promise<T> {
   const redis = await connectRedisTarget(target);
   try {
-    return await work(redis);
+    return await work(redis, await targetLayout(redis, target));
   } finally {
     redis.disconnect();
   }
@@ -177,7 +226,7 @@ export async function runWithRedis<T>(target: RedisTarget, work: (redis: Redis) 
  * empty listing: the usual cause is a prefix that is not the bridge's. SCAN, bounded.
  */
 export async function otherPrefixesWith(
-  redis: Redis,
+  redis: RedisClient,
   keySuffix: string,
   prefix: string,
   maxScanned = 50_000,

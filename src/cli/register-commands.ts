@@ -6,6 +6,7 @@ import { registerEmulatorCommand } from './emulator-command.js';
 import { registerEventsCommand } from './events-command.js';
 import { registerExplainCommand } from './explain-command.js';
 import { registerQuarantineCommand } from './quarantine-command.js';
+import { registerReshardCommand } from './reshard-command.js';
 import type { CliIo } from './run-cli.js';
 import { registerRunCommands } from './run-commands.js';
 import { registerSchemaCommand } from './schema-command.js';
@@ -29,6 +30,7 @@ export function registerCommands(program: Command, io: CliIo): void {
   registerQuarantineCommand(program, io);
   registerEventsCommand(program, io);
   registerTimersCommand(program, io);
+  registerReshardCommand(program, io);
   registerEmulatorCommand(program, io);
   registerDemoCommand(program, io);
   registerSendTestWebhookCommand(program, io);

@@ -1,13 +1,12 @@
 import { Queue } from 'bullmq';
 import type { Command } from 'commander';
-import { bridgeKeys, QUEUE_NAMES } from '../queue/redis-keys.js';
+import { QUEUE_NAMES } from '../queue/redis-keys.js';
 import { type ConversationClocks, listConversationClocks } from '../worker/list-timers.js';
 import { emptyHint, formatTable } from './dlq-command.js';
 import {
   addRedisTargetOptions,
   otherPrefixesWith,
   type RedisTargetFlags,
-  redisAddress,
   resolveRedisTarget,
   runWithRedis,
 } from './redis-target.js';
@@ -55,13 +54,22 @@ Examples:
     .option('--json', 'print a JSON array')
     .action(async (options: { conversation?: string; json?: boolean }) => {
       const where = await resolveRedisTarget(timers.opts<RedisTargetFlags>());
-      await runWithRedis(where, async (redis) => {
-        const queue = new Queue(QUEUE_NAMES.timers, { connection: redis, prefix: where.prefix });
+      await runWithRedis(where, async (redis, layout) => {
+        const shards =
+          options.conversation === undefined ? layout.all : [layout.shardOf(options.conversation)];
+        const queues = shards.map(
+          (shard) => new Queue(QUEUE_NAMES.timers, { connection: redis, prefix: shard.queuePrefix }),
+        );
         try {
-          const clocks = await listConversationClocks(redis, bridgeKeys(where.prefix), queue, {
-            ...(where.config ? { config: where.config } : {}),
-            ...(options.conversation !== undefined ? { conversationId: options.conversation } : {}),
-          });
+          const clocks = [];
+          for (const [i, shard] of shards.entries()) {
+            clocks.push(
+              ...(await listConversationClocks(redis, shard.keys, queues[i] as Queue, {
+                ...(where.config ? { config: where.config } : {}),
+                ...(options.conversation !== undefined ? { conversationId: options.conversation } : {}),
+              })),
+            );
+          }
           if (options.json) {
             io.stdout(`${JSON.stringify(clocks, null, 2)}\n`);
             return;
@@ -73,13 +81,13 @@ Examples:
           }
           const count = clocks.reduce((n, c) => n + c.timers.length, 0);
           io.stdout(
-            `${count} pending timer(s) in ${clocks.length} conversation(s) under prefix "${where.prefix}" at ${redisAddress(where.redisUrl)}\n`,
+            `${count} pending timer(s) in ${clocks.length} conversation(s) under prefix "${where.prefix}" at ${where.address}\n`,
           );
           io.stdout(
             formatTable(['CONVERSATION', 'WINDOW CLOSES', 'DUE', 'RULE', 'TRIGGER', 'STATE'], rows(clocks)),
           );
         } finally {
-          await queue.close();
+          await Promise.all(queues.map((queue) => queue.close()));
         }
       });
     });

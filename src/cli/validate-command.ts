@@ -7,7 +7,9 @@ import { type LoadedConfig, loadConfig } from '../config/load-config.js';
 import { resolveConfigPath } from '../config/resolve-config-path.js';
 import { describeTracing, resolveTracing } from '../observe/tracing-settings.js';
 import { CliError } from './cli-error.js';
+import { describeRedisConfig } from './describe-redis.js';
 import { EXIT } from './exit-codes.js';
+import { redactUrl } from './redact-url.js';
 import type { CliIo } from './run-cli.js';
 
 const EXAMPLES = `
@@ -75,7 +77,7 @@ export function summarize(loaded: LoadedConfig, env: NodeJS.ProcessEnv = process
   lines.push(
     `  receiver: ${c.receiver.host}:${c.receiver.port}${c.receiver.path}, ${c.receiver.secrets.length} webhook secret${c.receiver.secrets.length === 1 ? '' : 's'}`,
   );
-  lines.push(`  redis: ${redactUrl(c.redis.url)} (prefix ${c.redis.prefix})`);
+  for (const line of describeRedisConfig(c.redis)) lines.push(`  ${line}`);
   if (c.businessHours) {
     const weekly = Object.entries(c.businessHours.weekly)
       .map(([days, ranges]) => `${days} ${typeof ranges === 'string' ? ranges : ranges.join(',')}`)
@@ -108,15 +110,4 @@ export function summarize(loaded: LoadedConfig, env: NodeJS.ProcessEnv = process
     lines.push(`  rule ${rule.name}: ${extras.join(', ')}`);
   }
   return `${lines.join('\n')}\n`;
-}
-
-/** Drops a password from URLs such as redis://:secret@host. */
-function redactUrl(text: string): string {
-  try {
-    const url = new URL(text);
-    if (url.password !== '') url.password = '***';
-    return url.toString().replace(/\/$/, '');
-  } catch {
-    return text;
-  }
 }

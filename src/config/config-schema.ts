@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { RedisTopology } from '../queue/redis-connection.js';
 import {
   isIsoDate,
   isValidTimeZone,
@@ -186,13 +187,134 @@ const receiverSchema = z
     enqueueTimeoutMs: r.enqueue_timeout,
   }));
 
-const redisSchema = z.strictObject({
-  url: httpUrl('redis://127.0.0.1:6379', ['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
-  prefix: z
-    .string()
-    .regex(/^[A-Za-z0-9_.-]{1,64}$/, { error: 'use 1-64 letters, digits and _ . -' })
-    .default('cb'),
-});
+/** `host:port` (Sentinel and Cluster nodes), or `{host, port}`. */
+const endpointSchema = z.union(
+  [
+    z
+      .string()
+      .regex(/^[A-Za-z0-9_.:[\]-]+:\d{1,5}$/, { error: 'expected host:port, e.g. 10.0.0.5:26379' })
+      .transform((text) => {
+        const colon = text.lastIndexOf(':');
+        return {
+          host: text.slice(0, colon).replace(/^\[(.*)\]$/, '$1'),
+          port: Number(text.slice(colon + 1)),
+        };
+      }),
+    z.strictObject({ host: nonEmpty, port: integer(1, 65_535) }),
+  ],
+  { error: 'expected host:port, e.g. 10.0.0.5:26379' },
+);
+
+const redisSchema = z
+  .strictObject({
+    url: httpUrl('redis://127.0.0.1:6379', ['redis:', 'rediss:'])
+      .optional()
+      .describe('One Redis (default redis://127.0.0.1:6379). Not with sentinels or cluster.'),
+    sentinels: z
+      .array(endpointSchema)
+      .min(1, { error: 'list at least one sentinel (host:port); three or more in production' })
+      .optional()
+      .describe('Sentinels to ask for the primary named by `name` (ioredis Sentinel support).'),
+    name: nonEmpty.optional().describe("With sentinels: the monitored primary's name."),
+    cluster: z
+      .strictObject({
+        nodes: z
+          .array(endpointSchema)
+          .min(1, { error: 'list at least one cluster node (host:port)' })
+          .describe('Start-up nodes; the rest of the cluster is discovered from them.'),
+      })
+      .optional()
+      .describe('A Redis Cluster (keys are hash-tagged per queue shard).'),
+    username: nonEmpty.optional().describe("With sentinels or cluster: the data nodes' ACL user."),
+    password: nonEmpty
+      .optional()
+      .describe("With sentinels or cluster: the data nodes' password (with url, put it in the URL)."),
+    sentinel_username: nonEmpty.optional(),
+    sentinel_password: nonEmpty.optional().describe("The sentinels' own password, when they have one."),
+    tls: z
+      .boolean()
+      .default(false)
+      .describe('With sentinels or cluster: TLS to every node (with url: rediss://).'),
+    db: integer(0, 15).default(0).describe('With sentinels: the database number (a cluster has only 0).'),
+    prefix: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]{1,64}$/, { error: 'use 1-64 letters, digits and _ . -' })
+      .default('cb'),
+    shards: integer(1, 128)
+      .prefault(1)
+      .describe(
+        'Queue shards: conversations are spread over them by a hash of their id, each under its own hash tag so a cluster spreads them over its primaries. Change it only with `convo-bridge reshard`.',
+      ),
+    replicas_ack: z
+      .union([integer(0, 16), z.literal('auto')])
+      .default('auto')
+      .describe(
+        'Replicas that must have each event before the webhook is acknowledged (Redis WAIT). auto: 1 with sentinels or cluster, 0 with one Redis.',
+      ),
+    replicas_ack_timeout: durationSchema.prefault('500ms'),
+  })
+  .superRefine((r, ctx) => {
+    const given = [r.url && 'url', r.sentinels && 'sentinels', r.cluster && 'cluster'].filter(Boolean);
+    if (given.length > 1) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `give one of url, sentinels (with name) or cluster, not ${given.join(' and ')}`,
+      });
+    }
+    if (r.sentinels && r.name === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['name'],
+        message:
+          'sentinels need the primary\'s name: the <master-name> of `sentinel monitor` (often "mymaster")',
+      });
+    }
+    if (r.name !== undefined && !r.sentinels) {
+      ctx.addIssue({ code: 'custom', path: ['name'], message: 'name is only used with sentinels' });
+    }
+    if (r.url !== undefined || given.length === 0) {
+      for (const key of ['username', 'password', 'sentinel_username', 'sentinel_password'] as const) {
+        if (r[key] !== undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [key],
+            message: `${key} is for sentinels or cluster; with url put the credentials in the URL (redis://user:password@host:6379)`,
+          });
+        }
+      }
+    }
+    if (r.cluster && r.db !== 0) {
+      ctx.addIssue({ code: 'custom', path: ['db'], message: 'a Redis Cluster has only database 0' });
+    }
+  })
+  .transform((r) => {
+    const credentials = {
+      ...(r.username === undefined ? {} : { username: r.username }),
+      ...(r.password === undefined ? {} : { password: r.password }),
+    };
+    const topology: RedisTopology = r.sentinels
+      ? {
+          kind: 'sentinel',
+          sentinels: r.sentinels,
+          name: r.name ?? '',
+          ...credentials,
+          ...(r.sentinel_username === undefined ? {} : { sentinelUsername: r.sentinel_username }),
+          ...(r.sentinel_password === undefined ? {} : { sentinelPassword: r.sentinel_password }),
+          tls: r.tls,
+          db: r.db,
+        }
+      : r.cluster
+        ? { kind: 'cluster', nodes: r.cluster.nodes, ...credentials, tls: r.tls }
+        : { kind: 'single', url: r.url ?? 'redis://127.0.0.1:6379' };
+    return {
+      topology,
+      prefix: r.prefix,
+      shards: r.shards,
+      /** Replicas to WAIT for before acknowledging a webhook. */
+      replicasAck: r.replicas_ack === 'auto' ? (topology.kind === 'single' ? 0 : 1) : r.replicas_ack,
+      replicasAckTimeoutMs: r.replicas_ack_timeout,
+    };
+  });
 
 const workerSchema = z
   .strictObject({
@@ -217,8 +339,14 @@ const workerSchema = z
     reconcile_skew: durationSchema
       .prefault('5s')
       .describe('Clock difference tolerated when looking for an action of unknown outcome in history.'),
+    shards: z
+      .array(integer(0, 127))
+      .min(1, { error: 'list at least one shard number, or leave shards out to consume all' })
+      .optional()
+      .describe('Queue shards this process consumes (numbers from 0 to redis.shards - 1). Default: all.'),
   })
   .transform((w) => ({
+    shards: w.shards === undefined ? null : [...new Set(w.shards)].sort((a, b) => a - b),
     concurrency: w.concurrency,
     attempts: w.attempts,
     backoff: w.backoff,
@@ -436,6 +564,17 @@ export const configSchema = z
     rules: z.array(ruleSchema).default([]),
     record: recordSchema.prefault({}),
     tracing: tracingSchema.prefault({}),
+  })
+  .superRefine((c, ctx) => {
+    for (const [i, shard] of (c.worker.shards ?? []).entries()) {
+      if (shard >= c.redis.shards) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['worker', 'shards', i],
+          message: `shard ${shard} does not exist: redis.shards is ${c.redis.shards}, so shards are numbered 0 to ${c.redis.shards - 1}`,
+        });
+      }
+    }
   })
   .transform((c) => ({
     platform: c.platform,

@@ -1,16 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import type { JobsOptions, Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { ConversationEvent } from '../events/conversation-event.js';
 import { carrierOf } from '../observe/trace-context.js';
+import { ConvoBridgeError } from '../shared/errors.js';
 import { defineRedisScript } from '../shared/redis-script.js';
 import { EVENT_BATCH_JOB_NAME, type EventBatchData } from './event-job.js';
-import { type BridgeKeys, eventId } from './redis-keys.js';
+import { connectionFor, type RedisClient } from './redis-connection.js';
+import { type BridgeKeys, conversationHash, eventId } from './redis-keys.js';
 
 /**
  * Reserve a batch of events in ONE atomic step: for each event decide "new or seen before" and,
  * when new, give it an arrival number and a place in its conversation's order, owned by the batch
- * job about to be added. The dedupe marker holds `<arrival>|<owner job id>`.
+ * job about to be added. The dedupe marker holds `<arrival>|<owner job id>|<conversation hash>`
+ * (the last part lets `reshard` move the marker to the conversation's new shard).
  *
  * A marker whose owner job does not exist while the event still waits in its conversation's order
  * was reserved by a receiver that died (or failed) before adding its job: the event was never
@@ -20,7 +22,8 @@ import { type BridgeKeys, eventId } from './redis-keys.js';
  * duplicate.
  *
  * KEYS: arrival counter, then per event: dedupe marker, conversation order zset.
- * ARGV: ttl seconds, batch job id, job key prefix (`<prefix>:events:`), then per event: event id.
+ * ARGV: ttl seconds, batch job id, job key prefix (`<prefix>:events:`), then per event: event id
+ * and conversation hash.
  * Returns per event `n:<arrival>` new, `t:<arrival>` taken over, `d:<arrival>` duplicate.
  */
 const RESERVE_LUA = `
@@ -32,7 +35,8 @@ local fresh = {}
 for i = 1, n do
   local marker = KEYS[2 * i]
   local order = KEYS[2 * i + 1]
-  local id = ARGV[3 + i]
+  local id = ARGV[2 + 2 * i]
+  local conv = ARGV[3 + 2 * i]
   local v = redis.call('GET', marker)
   if not v then
     table.insert(fresh, i)
@@ -40,12 +44,14 @@ for i = 1, n do
     local bar = string.find(v, '|', 1, true)
     local arrival = bar and string.sub(v, 1, bar - 1) or v
     local owner = bar and string.sub(v, bar + 1) or ''
+    local bar2 = string.find(owner, '|', 1, true)
+    if bar2 then owner = string.sub(owner, 1, bar2 - 1) end
     if owner == job or owner == '' or redis.call('EXISTS', ARGV[3] .. owner) == 1 then
       out[i] = 'd:' .. arrival
     elseif redis.call('ZSCORE', order, owner .. '|' .. id) then
       redis.call('ZREM', order, owner .. '|' .. id)
       redis.call('ZADD', order, arrival, job .. '|' .. id)
-      redis.call('SET', marker, arrival .. '|' .. job, 'KEEPTTL')
+      redis.call('SET', marker, arrival .. '|' .. job .. '|' .. conv, 'KEEPTTL')
       out[i] = 't:' .. arrival
     else
       out[i] = 'd:' .. arrival
@@ -56,8 +62,8 @@ if #fresh > 0 then
   local first = redis.call('INCRBY', KEYS[1], #fresh) - #fresh
   for j, i in ipairs(fresh) do
     local arrival = first + j
-    redis.call('SET', KEYS[2 * i], arrival .. '|' .. job, 'EX', ttl)
-    redis.call('ZADD', KEYS[2 * i + 1], arrival, job .. '|' .. ARGV[3 + i])
+    redis.call('SET', KEYS[2 * i], arrival .. '|' .. job .. '|' .. ARGV[3 + 2 * i], 'EX', ttl)
+    redis.call('ZADD', KEYS[2 * i + 1], arrival, job .. '|' .. ARGV[2 + 2 * i])
     out[i] = 'n:' .. arrival
   end
 end
@@ -75,12 +81,15 @@ export interface IngestResult {
 }
 
 export interface IngestEventOptions {
-  redis: Redis;
+  redis: RedisClient;
   queue: Queue;
   keys: BridgeKeys;
   /** How long a redelivery of the same event is recognised (default 72 h). */
   dedupeWindowSeconds: number;
   jobOptions: JobsOptions;
+  /** Replicas that must have the batch before it counts as stored (Redis WAIT); 0: none. */
+  replicasAck?: number;
+  replicasAckTimeoutMs?: number;
 }
 
 /** A fresh batch job id: unique, never all digits, no ':' (BullMQ's rules for custom ids). */
@@ -115,7 +124,7 @@ export async function ingestBatch(
   const args: (string | number)[] = [options.dedupeWindowSeconds, jobId, `${queue.qualifiedName}:`];
   for (const event of distinct) {
     scriptKeys.push(keys.dedupe(event.key), keys.order(event.conversationId ?? ''));
-    args.push(eventId(event.key));
+    args.push(eventId(event.key), conversationHash(event.conversationId ?? '').slice(0, 8));
   }
   const states = await reserve(redis, scriptKeys, args);
   const results: IngestResult[] = [];
@@ -135,6 +144,8 @@ export async function ingestBatch(
     data.events.sort((a, b) => a.arrival - b.arrival);
     await queue.add(EVENT_BATCH_JOB_NAME, data, { ...options.jobOptions, jobId });
   }
+  // Also for a batch of duplicates only: their original may not have reached a replica yet.
+  if ((options.replicasAck ?? 0) > 0) await waitForReplicas(options, keys.arrival);
   // Copies inside this batch share the first copy's fate, reported as duplicates.
   const seen = new Set<string>();
   return events.map((event) => {
@@ -143,6 +154,33 @@ export async function ingestBatch(
     seen.add(event.key);
     return result;
   });
+}
+
+/**
+ * Redis replication is asynchronous: a primary that dies right after acknowledging a write loses
+ * it, and the replica promoted in its place never saw the event. WAIT on the connection that made
+ * the writes blocks until that many replicas have them (or the timeout passes), so a webhook is
+ * acknowledged only once its event would survive a failover. Fewer replicas in time: the batch is
+ * reported not stored (503, the platform redelivers; the redelivery is recognised as a duplicate).
+ */
+async function waitForReplicas(options: IngestEventOptions, anyKeyOfShard: string): Promise<void> {
+  const wanted = options.replicasAck ?? 0;
+  const connection = connectionFor(options.redis, anyKeyOfShard);
+  if (connection === undefined) {
+    throw new ConvoBridgeError(
+      'no Redis primary serves this queue shard right now (a failover is under way)',
+      {
+        code: 'REDIS_REPLICAS_UNAVAILABLE',
+      },
+    );
+  }
+  const acked = Number(await connection.wait(wanted, options.replicasAckTimeoutMs ?? 500));
+  if (acked < wanted) {
+    throw new ConvoBridgeError(
+      `only ${acked} of ${wanted} Redis replica(s) confirmed the event within ${options.replicasAckTimeoutMs ?? 500} ms: it is stored on the primary but could be lost by a failover, so it is not acknowledged; check the replicas (INFO replication), or lower redis.replicas_ack`,
+      { code: 'REDIS_REPLICAS_UNAVAILABLE' },
+    );
+  }
 }
 
 /** One event alone (tools and tests; the receiver batches through event-producer.ts). */

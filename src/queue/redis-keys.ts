@@ -24,6 +24,29 @@ const sha = (value: string, length = 40): string => {
   return hex.slice(0, length);
 };
 
+/** The hash part of a conversation's key names; its first 8 hex digits choose its queue shard. */
+export function conversationHash(conversationId: string): string {
+  return sha(conversationId, 32);
+}
+
+/**
+ * A dedupe marker's parts: `<arrival>|<owner batch job id>|<conversation hash, 8 hex>` (markers
+ * written before the conversation hash was added have two parts).
+ */
+export function parseDedupeMarker(value: string): {
+  arrival: number;
+  jobId: string;
+  conversation: string | null;
+} {
+  const [arrival = '0', jobId = '', conversation] = value.split('|');
+  return { arrival: Number(arrival), jobId, conversation: conversation ?? null };
+}
+
+/** A dedupe marker as the reserve script writes it (tests and `reshard`). */
+export function dedupeMarker(arrival: number, jobId: string, conversationId: string): string {
+  return `${arrival}|${jobId}|${conversationHash(conversationId).slice(0, 8)}`;
+}
+
 /** The fixed-size id of one event (the hex part of its dedupe marker's key). */
 export function eventId(eventKey: string): string {
   return sha(eventKey);
@@ -47,9 +70,19 @@ export function orderMember(jobId: string, eventKey: string): string {
   return `${jobId}|${sha(eventKey)}`;
 }
 
-/** Every key convo-bridge itself owns (besides BullMQ's), in one place. */
-export function bridgeKeys(prefix: string) {
+/**
+ * Every key convo-bridge itself owns (besides BullMQ's), in one place.
+ *
+ * `prefix` is the key root of one queue shard (BullMQ's prefix of that shard's queues):
+ * per-conversation and per-event keys live under it, so every script and MULTI of a run touches
+ * keys of one hash slot only (Redis Cluster). `globalPrefix` is the root of the keys that belong
+ * to no conversation (dead letters, quarantine, recorded events, alarms); they are never touched
+ * together with a shard's keys. With one untagged shard (the default on a single Redis) both are
+ * the configured prefix, the layout of earlier versions. See queue/key-layout.ts.
+ */
+export function bridgeKeys(prefix: string, globalPrefix: string = prefix) {
   const p = `${prefix}:bridge`;
+  const g = `${globalPrefix}:bridge`;
   return {
     /** Dedupe marker of one event: `<arrival>|<batch job id>`. Expires after the window. */
     dedupe: (eventKey: string) => `${p}:dedupe:${sha(eventKey)}`,
@@ -60,31 +93,35 @@ export function bridgeKeys(prefix: string) {
      * one command: facts (`lastIn`, `firstIn`, `historyChecked`), once-marks (`O:<key>`),
      * cooldowns (`C:<rule>`), pending timers (`T:<timer id>`) and recently sent texts (`R:<hash>`).
      */
-    conversation: (conversationId: string) => `${p}:conv:${sha(conversationId, 32)}`,
+    conversation: (conversationId: string) => `${p}:conv:${conversationHash(conversationId)}`,
     /** The state of one event's run: its frozen plan (`plan`) and action ledger (`a:<action id>`). */
     run: (eventKey: string) => `${p}:run:${sha(eventKey)}`,
     /** Quarantine entries (hash id -> JSON entry), indexed and bounded by `quarantine` (a zset by time). */
-    quarantineEntries: `${p}:quarantine:entries`,
+    quarantineEntries: `${g}:quarantine:entries`,
     /** Written with a short TTL by the receiver's readiness probe (`GET /readyz`). */
-    health: `${p}:health`,
+    health: `${g}:health`,
     /** Monotonic arrival counter: the order in which the receiver accepted events. */
     arrival: `${p}:arrival`,
     /** Per-conversation sorted set of job ids still to be processed, scored by arrival. */
-    order: (conversationId: string) => `${p}:order:${sha(conversationId, 32)}`,
+    order: (conversationId: string) => `${p}:order:${conversationHash(conversationId)}`,
     /** Quarantine of authenticated bodies that could not be understood. */
-    quarantine: `${p}:quarantine`,
+    quarantine: `${g}:quarantine`,
     /** Dead letters: index by time, and one JSON entry per id. */
-    deadIndex: `${p}:dead:index`,
-    dead: (id: string) => `${p}:dead:entry:${id}`,
+    deadIndex: `${g}:dead:index`,
+    dead: (id: string) => `${g}:dead:entry:${id}`,
     /** GCRA state of the outbound platform call budget. */
-    platformRate: `${p}:rate:platform`,
+    platformRate: `${g}:rate:platform`,
     /** Set while the platform rejects our credentials (401/403): why and since when. */
-    authAlarm: `${p}:alarm:auth`,
+    authAlarm: `${g}:alarm:auth`,
     /** Recorded events (`record:` in the config): index by evaluation time, entries by event id, sequence. */
-    recordedIndex: `${p}:recorded:index`,
-    recordedEntries: `${p}:recorded:entries`,
-    recordedSeq: `${p}:recorded:seq`,
+    recordedIndex: `${g}:recorded:index`,
+    recordedEntries: `${g}:recorded:entries`,
+    recordedSeq: `${g}:recorded:seq`,
     prefix: p,
+    /** The root of the keys of no conversation (`<global prefix>:bridge`). */
+    globalPrefix: g,
+    /** BullMQ's prefix of this shard's queues. */
+    queuePrefix: prefix,
   };
 }
 export type BridgeKeys = ReturnType<typeof bridgeKeys>;

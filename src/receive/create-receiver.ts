@@ -96,6 +96,13 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const producer = createEventProducer({
     ...(config.redisUrl === undefined ? {} : { redisUrl: config.redisUrl }),
     ...(options.redis === undefined ? {} : { redis: options.redis }),
+    ...(options.topology === undefined ? {} : { topology: options.topology }),
+    ...(options.layout === undefined ? {} : { layout: options.layout }),
+    ...(options.replicasAck === undefined ? {} : { replicasAck: options.replicasAck }),
+    ...(options.replicasAckTimeoutMs === undefined
+      ? {}
+      : { replicasAckTimeoutMs: options.replicasAckTimeoutMs }),
+    ...(options.layoutChecked === undefined ? {} : { layoutChecked: options.layoutChecked }),
     prefix: config.prefix,
     dedupeWindowSeconds: config.dedupeWindowSeconds,
     jobOptions: { ...DEFAULT_EVENT_JOB_OPTIONS, ...options.jobOptions },

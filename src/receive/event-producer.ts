@@ -3,7 +3,14 @@ import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ConversationEvent } from '../events/conversation-event.js';
 import { type IngestResult, ingestBatch } from '../queue/ingest-event.js';
-import { type BridgeKeys, bridgeKeys, QUEUE_NAMES } from '../queue/redis-keys.js';
+import { createKeyLayout, type KeyLayout, type QueueShard } from '../queue/key-layout.js';
+import {
+  createRedisClient,
+  type RedisClient,
+  type RedisTopology,
+  singleRedis,
+} from '../queue/redis-connection.js';
+import { type BridgeKeys, QUEUE_NAMES } from '../queue/redis-keys.js';
 import { describeError } from '../shared/errors.js';
 import { ReceiverError } from './receiver-errors.js';
 import { withTimeout } from './with-timeout.js';
@@ -23,9 +30,24 @@ export const DEFAULT_EVENT_JOB_OPTIONS: JobsOptions = {
 
 export interface EventProducerOptions {
   redisUrl?: string;
+  /** Sentinel or Cluster (the config's `redis:`); `redisUrl`/`redis` are for one Redis. */
+  topology?: RedisTopology;
   /** ioredis options (host, port, password, tls...); the fail-fast settings below apply on top. */
   redis?: RedisOptions;
   prefix: string;
+  /** Queue shards and key tags; default: one untagged shard under `prefix`. */
+  layout?: KeyLayout;
+  /**
+   * Replicas that must hold a batch before its webhooks are acknowledged (Redis WAIT on the
+   * connection that wrote it), so that a failover cannot lose an acknowledged event. 0: none.
+   */
+  replicasAck?: number;
+  replicasAckTimeoutMs?: number;
+  /**
+   * Settles once this process may store events (the Redis holds the layout the config asks for,
+   * queue/layout-record.ts); a rejection refuses every event with its error (503).
+   */
+  layoutChecked?: Promise<void>;
   dedupeWindowSeconds: number;
   jobOptions: JobsOptions;
   /** Upper bound for one Redis command; also the bound of the readiness probe. */
@@ -34,12 +56,14 @@ export interface EventProducerOptions {
 }
 
 export interface EventProducer {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
+  /** Keys of no conversation (quarantine, health). */
   readonly keys: BridgeKeys;
+  readonly layout: KeyLayout;
   /** Stores the event durably (exactly once per key); rejects when Redis cannot take it. */
   ingest(event: ConversationEvent): Promise<IngestResult>;
-  /** The queue as it is now (a queue whose start-up failed is replaced on the next ingest). */
-  queue(): Queue;
+  /** A shard's queue as it is now (a queue whose start-up failed is replaced on the next ingest). */
+  queue(shard?: number): Queue;
   /** Connected and not closed (cheap; `probe` does a real write). */
   isConnected(): boolean;
   /**
@@ -71,8 +95,10 @@ export function createEventProducer(options: EventProducerOptions): EventProduce
     enableAutoPipelining: true,
     lazyConnect: false,
   };
-  const redis =
-    options.redisUrl === undefined ? new Redis(redisOptions) : new Redis(options.redisUrl, redisOptions);
+  const topology =
+    options.topology ?? (options.redisUrl === undefined ? undefined : singleRedis(options.redisUrl));
+  const redis: RedisClient =
+    topology === undefined ? new Redis(redisOptions) : createRedisClient(topology, redisOptions);
   let lastErrorLog = 0;
   // Without a listener ioredis would print every reconnect error; log at most one per 5 s instead.
   redis.on('error', (error: unknown) => {
@@ -85,52 +111,75 @@ export function createEventProducer(options: EventProducerOptions): EventProduce
     );
   });
 
-  const keys = bridgeKeys(options.prefix);
+  const layout = options.layout ?? createKeyLayout({ prefix: options.prefix, shards: 1, tagged: false });
+  const keys = layout.global;
+  let closing: Promise<void> | undefined;
   interface QueueSlot {
     queue: Queue;
     failed: boolean;
   }
-  const makeQueue = (): QueueSlot => {
-    // Shares the fail-fast connection (BullMQ does not close a connection it was given).
-    const queue = new Queue(QUEUE_NAMES.events, { connection: redis, prefix: options.prefix });
-    const slot: QueueSlot = { queue, failed: false };
-    queue.on('error', (error: unknown) => logger.debug({ err: describeError(error) }, 'events queue error'));
-    // BullMQ's start-up (wait for ready, read the Redis version) runs once; if it failed, this
-    // queue can never add again and is replaced on the next ingest.
-    queue.waitUntilReady().catch(() => {
-      slot.failed = true;
-    });
-    return slot;
+  /** One queue and one group commit per shard: a batch's keys all share its shard's hash tag. */
+  const makeShard = (shard: QueueShard) => {
+    const makeQueue = (): QueueSlot => {
+      // Shares the fail-fast connection (BullMQ does not close a connection it was given).
+      const queue = new Queue(QUEUE_NAMES.events, { connection: redis, prefix: shard.queuePrefix });
+      const slot: QueueSlot = { queue, failed: false };
+      queue.on('error', (error: unknown) =>
+        logger.debug({ err: describeError(error) }, 'events queue error'),
+      );
+      // BullMQ's start-up (wait for ready, read the Redis version) runs once; if it failed, this
+      // queue can never add again and is replaced on the next ingest.
+      queue.waitUntilReady().catch(() => {
+        slot.failed = true;
+      });
+      return slot;
+    };
+    let slot = makeQueue();
+    const currentQueue = (): Queue => {
+      if (slot.failed && !closing) {
+        const old = slot.queue;
+        slot = makeQueue();
+        old.close().catch(() => undefined);
+      }
+      return slot.queue;
+    };
+    const commit = createGroupCommit((events) =>
+      ingestBatch(
+        {
+          redis,
+          queue: currentQueue(),
+          keys: shard.keys,
+          dedupeWindowSeconds: options.dedupeWindowSeconds,
+          jobOptions: options.jobOptions,
+          replicasAck: options.replicasAck ?? 0,
+          replicasAckTimeoutMs: options.replicasAckTimeoutMs ?? 500,
+        },
+        events,
+      ),
+    );
+    return { currentQueue, commit, close: () => slot.queue.close().catch(() => undefined) };
   };
-  let slot = makeQueue();
-  let closing: Promise<void> | undefined;
-  const groupCommit = createGroupCommit((events) =>
-    ingestBatch(
-      {
-        redis,
-        queue: currentQueue(),
-        keys,
-        dedupeWindowSeconds: options.dedupeWindowSeconds,
-        jobOptions: options.jobOptions,
-      },
-      events,
-    ),
+  const shards = layout.all.map(makeShard);
+  const route = (event: ConversationEvent): Promise<IngestResult> =>
+    (shards[layout.shardOf(event.conversationId).index] as (typeof shards)[number]).commit(event);
+  let layoutOk = options.layoutChecked === undefined;
+  void options.layoutChecked?.then(
+    () => {
+      layoutOk = true;
+    },
+    () => undefined,
   );
-
-  const currentQueue = (): Queue => {
-    if (slot.failed && !closing) {
-      const old = slot.queue;
-      slot = makeQueue();
-      old.close().catch(() => undefined);
-    }
-    return slot.queue;
-  };
+  const ingest = (event: ConversationEvent): Promise<IngestResult> =>
+    layoutOk || options.layoutChecked === undefined
+      ? route(event)
+      : options.layoutChecked.then(() => route(event));
 
   return {
     redis,
     keys,
-    queue: currentQueue,
-    ingest: groupCommit,
+    layout,
+    queue: (shard = 0) => (shards[shard] ?? (shards[0] as (typeof shards)[number])).currentQueue(),
+    ingest,
     isConnected: () => redis.status === 'ready' && !closing,
     async connected(timeoutMs, connectOptions = {}) {
       if (redis.status === 'ready') return;
@@ -165,7 +214,7 @@ export function createEventProducer(options: EventProducerOptions): EventProduce
     },
     close() {
       closing ??= (async () => {
-        await slot.queue.close().catch(() => undefined);
+        await Promise.all(shards.map((shard) => shard.close()));
         try {
           await withTimeout(redis.quit(), 1_000, 'Redis QUIT');
         } catch {

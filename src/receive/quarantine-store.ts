@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { BridgeKeys } from '../queue/redis-keys.js';
+import type { RedisClient } from '../shared/redis-client.js';
 import { defineRedisScript } from '../shared/redis-script.js';
 import { ReceiverError } from './receiver-errors.js';
 
@@ -40,7 +40,7 @@ export const QuarantineEntrySchema = z.object({
 export type QuarantineEntry = z.infer<typeof QuarantineEntrySchema>;
 
 export interface QuarantineStore {
-  redis: Redis;
+  redis: RedisClient;
   keys: BridgeKeys;
   /** Oldest entries are dropped beyond this many (default 10,000). */
   maxEntries?: number;
@@ -171,7 +171,7 @@ function parseEntry(value: string, id: string): QuarantineEntry {
   try {
     json = JSON.parse(value);
   } catch (error) {
-    throw new ReceiverError(`quarantine entry ${id} is not valid JSON in Redis; remove it with purge`, {
+    throw new ReceiverError(`quarantine entry ${id} is not valid JSON in RedisClient; remove it with purge`, {
       code: 'QUARANTINE_NOT_REPLAYABLE',
       cause: error,
     });
@@ -179,7 +179,7 @@ function parseEntry(value: string, id: string): QuarantineEntry {
   const parsed = QuarantineEntrySchema.safeParse(json);
   if (!parsed.success) {
     throw new ReceiverError(
-      `quarantine entry ${id} has an unexpected shape in Redis (${parsed.error.issues[0]?.message ?? 'invalid'}); ` +
+      `quarantine entry ${id} has an unexpected shape in RedisClient (${parsed.error.issues[0]?.message ?? 'invalid'}); ` +
         'it was written by another version; read it with redis-cli HGET',
       { code: 'QUARANTINE_NOT_REPLAYABLE', cause: parsed.error },
     );

@@ -4,6 +4,8 @@ import type { RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { z } from 'zod';
+import type { KeyLayout } from '../queue/key-layout.js';
+import type { RedisTopology } from '../queue/redis-connection.js';
 import { DEFAULT_PREFIX } from '../queue/redis-keys.js';
 import { DEFAULT_QUARANTINE_BODY_BYTES, DEFAULT_QUARANTINE_MAX } from './quarantine-store.js';
 import { ReceiverError } from './receiver-errors.js';
@@ -27,8 +29,17 @@ export interface ReceiverOptions {
   redisUrl?: string;
   /** ioredis connection options, with or instead of `redisUrl`; the receiver's fail-fast settings apply on top. */
   redis?: RedisOptions;
+  /** Sentinel or Cluster (the config's `redis:`), instead of `redisUrl`. */
+  topology?: RedisTopology;
   /** Key prefix of every key (BullMQ's and the bridge's); default `cb`. */
   prefix?: string;
+  /** Queue shards and key tags (queue/key-layout.ts); default one untagged shard under `prefix`. */
+  layout?: KeyLayout;
+  /** Replicas that must hold an event before its webhook is acknowledged (Redis WAIT); default 0. */
+  replicasAck?: number;
+  replicasAckTimeoutMs?: number;
+  /** Events are stored only once this resolves (the bridge's key-layout check); see event-producer.ts. */
+  layoutChecked?: Promise<void>;
   /** Job options of the events queue, merged over DEFAULT_EVENT_JOB_OPTIONS. */
   jobOptions?: JobsOptions;
   /** pino logger; silent when omitted. Secret headers are redacted from anything logged through it. */
@@ -126,7 +137,7 @@ export function resolveReceiverOptions(options: ReceiverOptions): ResolvedReceiv
       cause: parsed.error,
     });
   }
-  if (parsed.data.redisUrl === undefined && options.redis === undefined) {
+  if (parsed.data.redisUrl === undefined && options.redis === undefined && options.topology === undefined) {
     throw new ReceiverError(
       'invalid receiver options: give redisUrl (e.g. redis://127.0.0.1:6379) or redis',
       {

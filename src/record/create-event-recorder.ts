@@ -1,19 +1,19 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { BridgeConfig } from '../config/config-schema.js';
 import type { BridgeKeys } from '../queue/redis-keys.js';
+import type { RedisClient } from '../shared/redis-client.js';
 import type { EventRecorder } from '../worker/ports.js';
 import { storeRecordedEvent } from './event-store.js';
 import { factsToJson, summarizePlan } from './recorded-event.js';
 import { redactEvent, redactedFields } from './redact-event.js';
 
 /**
- * The worker's recorder port over Redis: one script call per event (event-store.ts), not awaited
+ * The worker's recorder port over RedisClient: one script call per event (event-store.ts), not awaited
  * by the run. A failed write is logged (at most once a minute) and counted, never retried: a
  * recording is an aid, it must not slow down or fail an event.
  */
 export function createEventRecorder(
-  redis: Redis,
+  redis: RedisClient,
   keys: BridgeKeys,
   settings: BridgeConfig['record'],
   log: Logger,

@@ -1,11 +1,11 @@
-import type { Redis } from 'ioredis';
 import type { BridgeKeys } from '../queue/redis-keys.js';
 import { eventId } from '../queue/redis-keys.js';
+import type { RedisClient } from '../shared/redis-client.js';
 import { defineRedisScript } from '../shared/redis-script.js';
 import { type RecordedEvent, RecordedEventSchema } from './recorded-event.js';
 
 /**
- * Recorded events in Redis (issue 15): an index (zset, score = evaluation time in ms, member =
+ * Recorded events in RedisClient (issue 15): an index (zset, score = evaluation time in ms, member =
  * event id), the entries (hash, event id -> JSON line) and a sequence. One script call per event
  * writes the entry and trims by age and count, so recording costs one command per event, sent on
  * the worker's auto-pipelined connection. A redelivered event overwrites its own entry.
@@ -38,9 +38,9 @@ export interface StoreLimits {
   maxCount: number;
 }
 
-/** Writes one recorded line (its `seq` is given by Redis). */
+/** Writes one recorded line (its `seq` is given by RedisClient). */
 export async function storeRecordedEvent(
-  redis: Redis,
+  redis: RedisClient,
   keys: BridgeKeys,
   line: Omit<RecordedEvent, 'seq'>,
   limits: StoreLimits,
@@ -77,7 +77,7 @@ export interface ReadResult {
 
 /** Reads recorded events back, each validated (they cross a boundary: another bridge may have written them). */
 export async function readRecordedEvents(
-  redis: Redis,
+  redis: RedisClient,
   keys: BridgeKeys,
   options: ReadOptions = {},
 ): Promise<ReadResult> {
@@ -111,7 +111,7 @@ export async function readRecordedEvents(
 
 /** One recorded event by event id (hex), event key, or sequence number. */
 export async function findRecordedEvent(
-  redis: Redis,
+  redis: RedisClient,
   keys: BridgeKeys,
   ref: string,
 ): Promise<RecordedEvent | undefined> {

@@ -1,13 +1,15 @@
-import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { createForwarder } from '../actions/forward-event.js';
 import type { BridgeConfig } from '../config/config-schema.js';
 import { createPlatformClient, type PlatformClient } from '../platform/create-platform-client.js';
-import { type BridgeKeys, bridgeKeys } from '../queue/redis-keys.js';
+import { layoutFor } from '../queue/key-layout.js';
+import { createRedisClient } from '../queue/redis-connection.js';
+import type { BridgeKeys } from '../queue/redis-keys.js';
 import { createEventRecorder } from '../record/create-event-recorder.js';
 import type { CompiledRules } from '../rules/compile-rules.js';
 import { unmappedChannelAdvice } from '../rules/default-channel-kind.js';
+import type { RedisClient } from '../shared/redis-client.js';
 import { createCallBudget } from '../worker/call-budget.js';
 import {
   type BridgeWorker,
@@ -37,9 +39,13 @@ export function composeWorker(
   rules: CompiledRules,
   options: { logger: Logger; registry?: Registry; now?: () => Date },
 ): ComposedWorker {
-  const keys = bridgeKeys(config.redis.prefix);
+  const layout = layoutFor(config.redis);
+  const keys = layout.global;
   const budgetRedis = config.platform.rateLimit
-    ? new Redis(config.redis.url, { maxRetriesPerRequest: null, connectionName: 'convo-bridge:budget' })
+    ? createRedisClient(config.redis.topology, {
+        maxRetriesPerRequest: null,
+        connectionName: 'convo-bridge:budget',
+      })
     : undefined;
   budgetRedis?.on('error', () => {});
   const budget =
@@ -95,8 +101,10 @@ export function composeWorker(
   };
   let current: RulesPort = rulesPort(rules, portOptions);
   const worker = createBridgeWorker({
-    redisUrl: config.redis.url,
+    topology: config.redis.topology,
     prefix: config.redis.prefix,
+    layout,
+    shards: config.worker.shards,
     platform: platformPort(client),
     classifyPlatformError,
     forwarder: createForwarder(
@@ -127,7 +135,7 @@ export function composeWorker(
     // Read at start: changing record: takes a restart (hot reload swaps the rules only).
     ...(config.record.enabled
       ? {
-          makeRecorder: (redis: Redis, keys: BridgeKeys) =>
+          makeRecorder: (redis: RedisClient, keys: BridgeKeys) =>
             createEventRecorder(redis, keys, config.record, options.logger),
         }
       : {}),

@@ -1,13 +1,13 @@
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { Gauge, type Registry } from 'prom-client';
 import type { BridgeKeys } from '../queue/redis-keys.js';
+import type { RedisClient } from '../shared/redis-client.js';
 
-/** Queue depths and dead letters, read from Redis when Prometheus scrapes (never cached stale). */
+/** Queue depths and dead letters, read from RedisClient when Prometheus scrapes (never cached stale). */
 export function registerQueueGauges(
   registry: Registry,
   queues: Queue[],
-  redis: Redis,
+  redis: RedisClient,
   keys: BridgeKeys,
 ): void {
   new Gauge({
@@ -16,6 +16,8 @@ export function registerQueueGauges(
     labelNames: ['queue', 'state'] as const,
     registers: [registry],
     async collect() {
+      // Summed over the queue shards (same name, one per shard): the label stays events/timers.
+      const totals = new Map<string, Record<string, number>>();
       for (const queue of queues) {
         const counts = await queue.getJobCounts(
           'waiting',
@@ -25,7 +27,12 @@ export function registerQueueGauges(
           'completed',
           'prioritized',
         );
-        for (const [state, count] of Object.entries(counts)) this.set({ queue: queue.name, state }, count);
+        const total = totals.get(queue.name) ?? {};
+        for (const [state, count] of Object.entries(counts)) total[state] = (total[state] ?? 0) + count;
+        totals.set(queue.name, total);
+      }
+      for (const [name, counts] of totals) {
+        for (const [state, count] of Object.entries(counts)) this.set({ queue: name, state }, count);
       }
     },
   });

@@ -1,7 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { Counter, collectDefaultMetrics, Registry } from 'prom-client';
 import type { ConfigError } from '../config/config-error.js';
@@ -11,10 +10,12 @@ import { watchConfig } from '../config/watch-config.js';
 import { createLogger } from '../observe/logger.js';
 import { setUpTracing } from '../observe/set-up-tracing.js';
 import { bridgeJobOptions } from '../queue/job-options.js';
-import { bridgeKeys } from '../queue/redis-keys.js';
+import { layoutFor } from '../queue/key-layout.js';
+import { claimLayout, LayoutMismatchError } from '../queue/layout-record.js';
+import { createRedisClient, describeTopology } from '../queue/redis-connection.js';
 import { createReceiver, type Receiver } from '../receive/create-receiver.js';
 import { describeError } from '../shared/errors.js';
-import { redisAddress } from '../shared/redis-address.js';
+import type { RedisClient } from '../shared/redis-client.js';
 import { type ComposedWorker, composeWorker } from './compose-worker.js';
 import { registerQueueGauges } from './queue-gauges.js';
 import { createOutageReporter, quietConnectionErrors } from './redis-outage.js';
@@ -62,7 +63,7 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
   const loaded = await loadConfig(options.configPath, { env });
   const { config } = loaded;
   const baseLogger = options.logger ?? createLogger({ level: config.log.level });
-  const address = redisAddress(config.redis.url);
+  const address = describeTopology(config.redis.topology);
   // Redis down must not flood the log (issue 13): one report per interval from the control
   // connection below; the same errors from the other connections are dropped meanwhile.
   const outageIntervalMs = options.outageReportIntervalMs ?? 30_000;
@@ -81,8 +82,9 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
     labelNames: ['result'] as const,
     registers: [registry],
   });
-  const keys = bridgeKeys(config.redis.prefix);
-  const redis = new Redis(config.redis.url, {
+  const layout = layoutFor(config.redis);
+  const keys = layout.global;
+  const redis = createRedisClient(config.redis.topology, {
     maxRetriesPerRequest: 1,
     connectionName: 'convo-bridge:control',
     // Reconnect at most 1 s apart, so the bridge notices soon that Redis is back.
@@ -99,9 +101,30 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
     void checkRedisPolicy(redis, log);
   });
 
+  // Events may be stored and taken only once this Redis is known to hold the layout the config
+  // asks for (shard count and key tags): else one conversation's events would land in two shards.
+  let shuttingDown = false;
+  let layoutProblem: Error | undefined;
+  const layoutChecked = (async () => {
+    for (;;) {
+      try {
+        await claimLayout(redis, layout);
+        return;
+      } catch (error) {
+        if (error instanceof LayoutMismatchError) {
+          layoutProblem = error;
+          throw error;
+        }
+        // Redis not reachable yet: try again (the outage reporter says so in the log).
+        await new Promise((resolve) => setTimeout(resolve, 500).unref());
+        if (shuttingDown) throw error;
+      }
+    }
+  })();
+  layoutChecked.catch(() => undefined); // handled below, once stop() exists
+
   const runsWorker = options.mode !== 'serve';
   const runsReceiver = options.mode !== 'work';
-  let shuttingDown = false;
   let composed: ComposedWorker | undefined;
   let receiver: Receiver | undefined;
   let lastProgressAt = Date.now();
@@ -120,23 +143,30 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
       registry,
       ...(now ? { now } : {}),
     });
-    for (const queue of [composed.worker.eventsQueue, composed.worker.timersQueue]) {
+    for (const queue of composed.worker.queues.flatMap((q) => [q.events, q.timers])) {
       // Without a listener BullMQ prints every connection error with its stack on stderr.
       queue.on('error', (error: Error) => log.warn({ err: error.message }, `${queue.name} queue error`));
     }
     // With Redis down the workers wait for it (and start taking jobs by themselves once it is
     // back) while the receiver and the health endpoints come up: never block the start on Redis.
     let workerStarted = false;
-    void composed.worker.start().then(
-      () => {
-        workerStarted = true;
-        log.info(
-          { concurrency: config.worker.concurrency, rules: loaded.rules.rules.length },
-          'worker started',
-        );
-      },
-      (error: unknown) => log.error({ err: describeError(error) }, 'the worker could not start'),
-    );
+    const worker = composed.worker;
+    void layoutChecked
+      .then(() => worker.start())
+      .then(
+        () => {
+          workerStarted = true;
+          log.info(
+            { concurrency: config.worker.concurrency, rules: loaded.rules.rules.length },
+            'worker started',
+          );
+        },
+        (error: unknown) => {
+          if (!(error instanceof LayoutMismatchError)) {
+            log.error({ err: describeError(error) }, 'the worker could not start');
+          }
+        },
+      );
     setTimeout(() => {
       if (!workerStarted && !shuttingDown) {
         log.warn(
@@ -146,16 +176,22 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
       }
     }, WORKER_START_WAIT_MS).unref();
   }
-  const queuesForGauges = composed ? [composed.worker.eventsQueue, composed.worker.timersQueue] : [];
+  const queuesForGauges = composed ? composed.worker.queues.flatMap((q) => [q.events, q.timers]) : [];
+  const eventQueues = composed ? composed.worker.queues.map((q) => q.events) : [];
+  const sumOf = async (read: (queue: (typeof eventQueues)[number]) => Promise<number>) =>
+    (await Promise.all(eventQueues.map(read))).reduce((a, b) => a + b, 0);
   registerQueueGauges(registry, queuesForGauges, redis, keys);
 
   const stallWindowMs = options.stallWindowMs ?? 120_000;
   const readiness = async (): Promise<string | null> => {
     if (shuttingDown) return 'shutting down';
+    if (layoutProblem) return layoutProblem.message;
     if (outage.isDown() || redis.status !== 'ready') return `Redis at ${address} does not answer`;
     if (!composed) return null;
-    const queue = composed.worker.eventsQueue;
-    const waiting = await withDeadline(queue.getWaitingCount(), 2_000).catch(() => null);
+    const waiting = await withDeadline(
+      sumOf((queue) => queue.getWaitingCount()),
+      2_000,
+    ).catch(() => null);
     if (waiting === null) return `Redis at ${address} does not answer`;
     if (waiting === 0) {
       lastProgressAt = Date.now();
@@ -163,12 +199,12 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
     }
     if (!composed.worker.isRunning())
       return `the worker has stopped taking jobs while ${waiting} are waiting`;
-    const completed = await queue.getCompletedCount().catch(() => 0);
+    const completed = await sumOf((queue) => queue.getCompletedCount()).catch(() => 0);
     if (completed !== lastCompleted) {
       lastCompleted = completed;
       lastProgressAt = Date.now();
     }
-    const rateLimited = (await queue.getRateLimitTtl().catch(() => 0)) > 0;
+    const rateLimited = (await sumOf((queue) => queue.getRateLimitTtl()).catch(() => 0)) > 0;
     if (!rateLimited && Date.now() - lastProgressAt > stallWindowMs) {
       return `no job finished for ${Math.round((Date.now() - lastProgressAt) / 1000)} s while ${waiting} are waiting`;
     }
@@ -188,8 +224,12 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
       bodyLimitBytes: config.receiver.bodyLimitBytes,
       dedupeWindowSeconds: Math.round(config.receiver.dedupeWindowMs / 1000),
       enqueueTimeoutMs: config.receiver.enqueueTimeoutMs,
-      redisUrl: config.redis.url,
+      topology: config.redis.topology,
       prefix: config.redis.prefix,
+      layout,
+      replicasAck: config.redis.replicasAck,
+      replicasAckTimeoutMs: config.redis.replicasAckTimeoutMs,
+      layoutChecked,
       jobOptions: bridgeJobOptions({ attempts: config.worker.attempts }),
       logger: log,
       metrics: registry,
@@ -221,7 +261,7 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
       log.info({ rules: next.rules.rules.length }, 'config reloaded: new rules in force');
       if (
         JSON.stringify(next.config.receiver) !== JSON.stringify(config.receiver) ||
-        next.config.redis.url !== config.redis.url
+        JSON.stringify(next.config.redis) !== JSON.stringify(config.redis)
       ) {
         log.warn('receiver and redis settings changed too: they take effect after a restart');
       }
@@ -241,6 +281,7 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
     resolveStopped = resolve;
   });
   let stopping: Promise<void> | undefined;
+  let exitCode = 0;
   const stop = (reason = 'stop requested') => {
     stopping ??= (async () => {
       shuttingDown = true;
@@ -268,10 +309,17 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
       else redis.disconnect();
       await tracing?.shutdown();
       log.info('stopped');
-      resolveStopped(0);
+      resolveStopped(exitCode);
     })();
     return stopping;
   };
+
+  layoutChecked.catch((error: unknown) => {
+    if (!(error instanceof LayoutMismatchError)) return;
+    log.error({ code: error.code }, error.message);
+    exitCode = 2;
+    void stop('the Redis key layout does not match the config');
+  });
 
   if (options.handleSignals) {
     let signals = 0;
@@ -298,7 +346,7 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
 }
 
 /** Durable-before-ack needs Redis to keep what it took: say so loudly when it may evict keys. */
-async function checkRedisPolicy(redis: Redis, log: Logger): Promise<void> {
+async function checkRedisPolicy(redis: RedisClient, log: Logger): Promise<void> {
   try {
     const reply = (await redis.config('GET', 'maxmemory-policy')) as string[];
     const policy = reply[1];

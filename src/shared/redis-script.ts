@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-client.js';
 
 /**
- * A Lua script bound to a name. It is sent by EVALSHA, and by EVAL when Redis answers NOSCRIPT
- * (after a restart flushed the script cache), so scripts survive Redis restarts.
+ * A Lua script bound to a name. It is sent by EVALSHA, and by EVAL when RedisClient answers NOSCRIPT
+ * (after a restart flushed the script cache), so scripts survive RedisClient restarts.
  *
  * It deliberately does not use ioredis `defineCommand`: defining a command lazily on a connection
  * with `enableAutoPipelining` (the receiver's producer) while an auto-pipeline is pending made
@@ -14,7 +14,7 @@ import type { Redis } from 'ioredis';
 export function defineRedisScript<TResult>(name: string, numberOfKeys: number | 'any', lua: string) {
   const sha = createHash('sha1').update(lua).digest('hex');
   return async (
-    redis: Redis,
+    redis: RedisClient,
     keys: readonly string[],
     args: readonly (string | number)[],
   ): Promise<TResult> => {

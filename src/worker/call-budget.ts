@@ -1,11 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
 import { ConvoBridgeError } from '../shared/errors.js';
+import type { RedisClient } from '../shared/redis-client.js';
 import { defineRedisScript } from '../shared/redis-script.js';
 
 /**
  * A distributed outbound call budget (GCRA, the "generic cell rate algorithm"), shared by every
- * worker process through Redis: at most `max` calls per `perMs`, spaced evenly, with a small burst.
+ * worker process through RedisClient: at most `max` calls per `perMs`, spaced evenly, with a small burst.
  * Each caller reserves the next free slot atomically and sleeps until it, so callers are served in
  * order and the platform never sees more than the budget (earlier form: 100 requests/minute).
  *
@@ -40,7 +40,7 @@ export class CallBudgetExhaustedError extends ConvoBridgeError {
 }
 
 export interface CallBudgetOptions {
-  redis: Redis;
+  redis: RedisClient;
   key: string;
   max: number;
   perMs: number;

@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
 import type { ConversationEvent } from '../events/conversation-event.js';
 import type { BridgeKeys } from '../queue/redis-keys.js';
+import type { RedisClient } from '../shared/redis-client.js';
 import type { ConversationFacts, HistoryMessage } from './ports.js';
 
 /**
@@ -77,7 +77,7 @@ export function toStoredFacts(hash: Record<string, string> | readonly unknown[])
 
 /** The facts alone (a fired timer reads them; an event's run gets them from prepare-run.ts). */
 export async function loadFacts(
-  redis: Redis,
+  redis: RedisClient,
   keys: BridgeKeys,
   conversationId: string,
 ): Promise<StoredFacts> {
@@ -87,7 +87,7 @@ export async function loadFacts(
 /**
  * The facts once a customer message is recorded: the last-customer-message time moves forward,
  * never back, and the first message is remembered. Pure: prepare-run.ts makes the same change in
- * Redis, in the same script that read the facts.
+ * RedisClient, in the same script that read the facts.
  */
 export function withCustomerMessage(stored: StoredFacts, event: ConversationEvent): StoredFacts {
   const at = new Date(event.occurredAt);
@@ -99,7 +99,7 @@ export function withCustomerMessage(stored: StoredFacts, event: ConversationEven
 
 /** Learns the last customer message time from history (the bridge started after it). */
 export async function learnFromHistory(
-  redis: Redis,
+  redis: RedisClient,
   keys: BridgeKeys,
   conversationId: string,
   history: AsyncIterable<HistoryMessage>,

@@ -1,10 +1,12 @@
 import { type Job, Queue, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { bullmqTelemetry } from '../observe/trace-context.js';
 import { bridgeJobOptions, type JobRetention } from '../queue/job-options.js';
-import { type BridgeKeys, bridgeKeys, QUEUE_NAMES } from '../queue/redis-keys.js';
+import { createKeyLayout, type KeyLayout, type QueueShard } from '../queue/key-layout.js';
+import { createRedisClient, type RedisTopology, singleRedis } from '../queue/redis-connection.js';
+import { type BridgeKeys, QUEUE_NAMES } from '../queue/redis-keys.js';
+import type { RedisClient } from '../shared/redis-client.js';
 import { jobRetryDelay } from './backoff.js';
 import type { PlatformErrorClassifier } from './classify-failure.js';
 import { createEventSlots } from './event-slots.js';
@@ -44,8 +46,14 @@ export const DEFAULT_WORKER_SETTINGS: BridgeWorkerSettings = {
 };
 
 export interface BridgeWorkerOptions {
-  redisUrl: string;
+  /** One Redis by URL, or `topology` (Sentinel, Cluster) instead. */
+  redisUrl?: string;
+  topology?: RedisTopology;
   prefix: string;
+  /** Queue shards and key tags; default: one untagged shard under `prefix`. */
+  layout?: KeyLayout;
+  /** The shards this process consumes (default: all of the layout's). */
+  shards?: readonly number[] | null;
   platform: PlatformPort;
   classifyPlatformError: PlatformErrorClassifier;
   forwarder: ForwardPort;
@@ -57,12 +65,23 @@ export interface BridgeWorkerOptions {
   metrics?: WorkerMetrics;
   now?: () => Date;
   /** Set when events are recorded (`record.enabled`): builds the recorder on the command connection. */
-  makeRecorder?: (redis: Redis, keys: BridgeKeys) => EventRecorder;
+  makeRecorder?: (redis: RedisClient, keys: BridgeKeys) => EventRecorder;
+}
+
+/** The queues of one shard this process works on. */
+export interface ShardQueues {
+  shard: QueueShard;
+  events: Queue;
+  timers: Queue;
 }
 
 export interface BridgeWorker {
+  /** The first consumed shard's queues (tools and tests of a one-shard bridge). */
   readonly eventsQueue: Queue;
   readonly timersQueue: Queue;
+  /** Every shard's queues, consumed here or not (gauges, pauses, dead-letter replays). */
+  readonly queues: readonly ShardQueues[];
+  readonly layout: KeyLayout;
   readonly metrics: WorkerMetrics | undefined;
   /** Resolves once both workers are connected and taking jobs. */
   start(): Promise<void>;
@@ -79,13 +98,14 @@ export interface BridgeWorker {
 export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
   const settings = { ...DEFAULT_WORKER_SETTINGS, ...options.settings };
   const log = options.logger ?? pino({ level: 'silent' });
-  const keys = bridgeKeys(options.prefix);
+  const layout = options.layout ?? createKeyLayout({ prefix: options.prefix, shards: 1, tagged: false });
+  const topology = options.topology ?? singleRedis(options.redisUrl ?? 'redis://127.0.0.1:6379');
   // Workers need maxRetriesPerRequest: null (BullMQ production guide): they block on Redis and must
   // ride out Redis restarts instead of failing commands.
   const connect = (name: string) =>
-    new Redis(options.redisUrl, { maxRetriesPerRequest: null, connectionName: `convo-bridge:${name}` });
+    createRedisClient(topology, { maxRetriesPerRequest: null, connectionName: `convo-bridge:${name}` });
   // Auto-pipelining batches the many small commands of concurrent jobs into fewer writes.
-  const redis = new Redis(options.redisUrl, {
+  const redis = createRedisClient(topology, {
     maxRetriesPerRequest: null,
     enableAutoPipelining: true,
     connectionName: 'convo-bridge:worker-commands',
@@ -93,33 +113,36 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
   redis.on('error', (error) => log.warn({ err: error.message }, 'redis (worker commands) connection error'));
   const queueConnection = connect('worker-queues');
   queueConnection.on('error', () => {});
-  const eventsQueue = new Queue(QUEUE_NAMES.events, { connection: queueConnection, prefix: options.prefix });
-  const timersQueue = new Queue(QUEUE_NAMES.timers, {
-    connection: queueConnection,
-    prefix: options.prefix,
-    // Tracing on: a timer's job carries the context of the event that set it (issue 14).
-    ...bullmqTelemetry(),
-    defaultJobOptions: bridgeJobOptions(settings.retention),
-  });
+  const queues: ShardQueues[] = layout.all.map((shard) => ({
+    shard,
+    events: new Queue(QUEUE_NAMES.events, { connection: queueConnection, prefix: shard.queuePrefix }),
+    timers: new Queue(QUEUE_NAMES.timers, {
+      connection: queueConnection,
+      prefix: shard.queuePrefix,
+      // Tracing on: a timer's job carries the context of the event that set it (issue 14).
+      ...bullmqTelemetry(),
+      defaultJobOptions: bridgeJobOptions(settings.retention),
+    }),
+  }));
+  const consumed = options.shards ? queues.filter((q) => options.shards?.includes(q.shard.index)) : queues;
+  if (consumed.length === 0) throw new RangeError('the worker consumes no shard: check worker.shards');
   const metrics = options.metrics ?? (options.registry ? createWorkerMetrics(options.registry) : undefined);
+  const allQueues = queues.flatMap((q) => [q.events, q.timers]);
 
-  const deps: EventProcessorDeps = {
+  const base: Omit<EventProcessorDeps, 'keys' | 'eventsQueue' | 'timersQueue' | 'timers'> = {
     redis,
-    keys,
-    eventsQueue,
-    timersQueue,
     platform: options.platform,
     classifyPlatformError: options.classifyPlatformError,
     forwarder: options.forwarder,
     rules: options.rules,
-    timers: createTimerScheduler(redis, keys, timersQueue, options.now),
     slots: createEventSlots(settings.concurrency),
     now: options.now ?? (() => new Date()),
     settings,
     failurePolicy: {
       redis,
-      keys,
-      queues: [eventsQueue, timersQueue],
+      keys: layout.global,
+      // A 429 or a credentials failure pauses every shard: they all call the same platform.
+      queues: allQueues,
       settings,
       log,
       onPause: (reason) => {
@@ -142,18 +165,26 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
     onPlanFrozen: (plan) => {
       for (const blocked of plan.blockedReplies) metrics?.windowBlocked.inc({ rule: blocked.rule });
     },
-    ...(options.makeRecorder ? { recorder: options.makeRecorder(redis, keys) } : {}),
+    ...(options.makeRecorder ? { recorder: options.makeRecorder(redis, layout.global) } : {}),
   };
+  /** A shard's processor context: its keys and queues; everything else (slots, rules...) shared. */
+  const depsOf = (q: ShardQueues): EventProcessorDeps => ({
+    ...base,
+    keys: q.shard.keys,
+    eventsQueue: q.events,
+    timersQueue: q.timers,
+    timers: createTimerScheduler(redis, q.shard.keys, q.timers, options.now),
+  });
 
-  const workerConnections: Redis[] = [];
-  const workerOptions = (name: string) => ({
+  const workerConnections: RedisClient[] = [];
+  const workerOptions = (name: string, prefix: string) => ({
     connection: (() => {
       const connection = connect(`worker-${name}`);
       connection.on('error', () => {});
       workerConnections.push(connection);
       return connection;
     })(),
-    prefix: options.prefix,
+    prefix,
     ...bullmqTelemetry(),
     concurrency: settings.concurrency,
     autorun: false,
@@ -201,53 +232,62 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
     worker.on('error', (error: Error) => log.error({ err: error.message }, `${queue} worker error`));
   };
 
-  const eventsWorker = new Worker(
-    QUEUE_NAMES.events,
-    (job, token) => processEventJob(job, token, deps),
-    workerOptions('events'),
-  );
-  const timersWorker = new Worker(
-    QUEUE_NAMES.timers,
-    (job, token) => processTimerJob(job, token, deps),
-    workerOptions('timers'),
-  );
-  track(eventsWorker, 'events');
-  track(timersWorker, 'timers');
+  const workers: Worker[] = [];
+  for (const q of consumed) {
+    const deps = depsOf(q);
+    const tag = layout.shards > 1 ? `-${q.shard.index}` : '';
+    const eventsWorker = new Worker(
+      QUEUE_NAMES.events,
+      (job, token) => processEventJob(job, token, deps),
+      workerOptions(`events${tag}`, q.shard.queuePrefix),
+    );
+    const timersWorker = new Worker(
+      QUEUE_NAMES.timers,
+      (job, token) => processTimerJob(job, token, deps),
+      workerOptions(`timers${tag}`, q.shard.queuePrefix),
+    );
+    track(eventsWorker, 'events');
+    track(timersWorker, 'timers');
+    workers.push(eventsWorker, timersWorker);
+  }
+  const first = consumed[0] as ShardQueues;
 
   let closing: Promise<void> | undefined;
   return {
-    eventsQueue,
-    timersQueue,
+    eventsQueue: first.events,
+    timersQueue: first.timers,
+    queues,
+    layout,
     metrics,
     async start() {
-      for (const worker of [eventsWorker, timersWorker]) {
+      for (const worker of workers) {
         worker
           .run()
           .catch((error: unknown) => log.error({ err: String(error) }, 'worker stopped unexpectedly'));
       }
-      await Promise.all([eventsWorker.waitUntilReady(), timersWorker.waitUntilReady()]);
+      await Promise.all(workers.map((worker) => worker.waitUntilReady()));
     },
     isRunning() {
-      return eventsWorker.isRunning() && !eventsWorker.isPaused() && timersWorker.isRunning();
+      return workers.every((worker) => worker.isRunning() && !worker.isPaused());
     },
     close(graceMs = 25_000) {
       closing ??= (async () => {
         if (graceMs <= 0) {
-          await Promise.all([eventsWorker.close(true), timersWorker.close(true)]);
-          await Promise.allSettled([eventsQueue.close(), timersQueue.close()]);
+          await Promise.all(workers.map((worker) => worker.close(true)));
+          await Promise.allSettled(allQueues.map((queue) => queue.close()));
           await Promise.allSettled([redis, queueConnection, ...workerConnections].map((c) => c.quit()));
           return;
         }
-        const drain = Promise.all([eventsWorker.close(), timersWorker.close()]);
+        const drain = Promise.all(workers.map((worker) => worker.close()));
         const deadline = new Promise<'timeout'>((resolve) => setTimeout(resolve, graceMs, 'timeout').unref());
         if ((await Promise.race([drain.then(() => 'drained' as const), deadline])) === 'timeout') {
           log.warn(
             { graceMs },
             'in-flight jobs did not finish in time; forcing close (they will be retried)',
           );
-          await Promise.all([eventsWorker.close(true), timersWorker.close(true)]);
+          await Promise.all(workers.map((worker) => worker.close(true)));
         }
-        await Promise.allSettled([eventsQueue.close(), timersQueue.close()]);
+        await Promise.allSettled(allQueues.map((queue) => queue.close()));
         await Promise.allSettled([redis, queueConnection, ...workerConnections].map((c) => c.quit()));
       })();
       return closing;

@@ -1,8 +1,8 @@
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { BridgeKeys } from '../queue/redis-keys.js';
 import { ConvoBridgeError } from '../shared/errors.js';
+import type { RedisClient } from '../shared/redis-client.js';
 
 /**
  * Dead letters: events (or timers) that exhausted their attempts, or whose actions the platform
@@ -42,7 +42,7 @@ export class DeadLetterNotFoundError extends ConvoBridgeError {
 /** How long dead letters are kept (they are meant to be looked at, not to pile up forever). */
 const DEAD_LETTER_TTL_SECONDS = 30 * 24 * 3600;
 
-export async function addDeadLetter(redis: Redis, keys: BridgeKeys, entry: DeadLetter): Promise<void> {
+export async function addDeadLetter(redis: RedisClient, keys: BridgeKeys, entry: DeadLetter): Promise<void> {
   await redis
     .multi()
     .set(keys.dead(entry.id), JSON.stringify(entry), 'EX', DEAD_LETTER_TTL_SECONDS)
@@ -50,12 +50,12 @@ export async function addDeadLetter(redis: Redis, keys: BridgeKeys, entry: DeadL
     .exec();
 }
 
-export async function countDeadLetters(redis: Redis, keys: BridgeKeys): Promise<number> {
+export async function countDeadLetters(redis: RedisClient, keys: BridgeKeys): Promise<number> {
   return redis.zcard(keys.deadIndex);
 }
 
 export async function listDeadLetters(
-  redis: Redis,
+  redis: RedisClient,
   keys: BridgeKeys,
   options: { offset?: number; limit?: number } = {},
 ): Promise<DeadLetter[]> {
@@ -75,7 +75,7 @@ export async function listDeadLetters(
   return entries;
 }
 
-export async function getDeadLetter(redis: Redis, keys: BridgeKeys, id: string): Promise<DeadLetter> {
+export async function getDeadLetter(redis: RedisClient, keys: BridgeKeys, id: string): Promise<DeadLetter> {
   const raw = await redis.get(keys.dead(id));
   if (!raw) throw new DeadLetterNotFoundError(id);
   return DeadLetterSchema.parse(JSON.parse(raw));
@@ -83,12 +83,13 @@ export async function getDeadLetter(redis: Redis, keys: BridgeKeys, id: string):
 
 /** Puts the job back on its queue under a fresh id and removes the dead letter. */
 export async function retryDeadLetter(
-  redis: Redis,
+  redis: RedisClient,
   keys: BridgeKeys,
-  queues: { events: Queue; timers: Queue },
+  queuesOf: (conversationId: string) => { events: Queue; timers: Queue },
   id: string,
 ): Promise<{ jobId: string }> {
   const entry = await getDeadLetter(redis, keys, id);
+  const queues = queuesOf(entry.conversationId ?? '');
   const replay = entry.replays + 1;
   // From the dead letter's own id: one batch job may leave several dead letters.
   const jobId = `${entry.id}-replay${replay}`;
@@ -100,7 +101,7 @@ export async function retryDeadLetter(
 }
 
 /** Deletes one dead letter, or all of them; returns how many were removed. */
-export async function purgeDeadLetters(redis: Redis, keys: BridgeKeys, id?: string): Promise<number> {
+export async function purgeDeadLetters(redis: RedisClient, keys: BridgeKeys, id?: string): Promise<number> {
   if (id !== undefined) {
     const removed = await redis.zrem(keys.deadIndex, id);
     await redis.del(keys.dead(id));

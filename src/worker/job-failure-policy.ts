@@ -1,8 +1,8 @@
 import { type Job, type Queue, RateLimitError, UnrecoverableError } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { BridgeKeys } from '../queue/redis-keys.js';
 import { describeError } from '../shared/errors.js';
+import type { RedisClient } from '../shared/redis-client.js';
 import type { FailureClass } from './classify-failure.js';
 import { addDeadLetter, type DeadLetter } from './dead-letters.js';
 import { ActionInterrupted, type ActionReport } from './execute-actions.js';
@@ -12,7 +12,7 @@ import { ActionInterrupted, type ActionReport } from './execute-actions.js';
  * - 429 from the platform: the whole queue pauses for Retry-After (capped), the job goes back to
  *   waiting without using an attempt (BullMQ manual rate limit).
  * - 401/403: a configuration fault. The queue pauses for `authFailurePauseMs`, an alarm is raised
- *   (log at error level, metric, Redis key for readiness) and jobs are NOT failed in bulk; the
+ *   (log at error level, metric, RedisClient key for readiness) and jobs are NOT failed in bulk; the
  *   first job after the pause probes again.
  * - anything else: BullMQ retries with capped exponential backoff; on the last attempt the job is
  *   moved to the dead-letter set with its reason and the conversation's order moves on.
@@ -23,7 +23,7 @@ export interface FailurePolicySettings {
 }
 
 export interface FailurePolicyDeps {
-  redis: Redis;
+  redis: RedisClient;
   keys: BridgeKeys;
   queues: Queue[];
   settings: FailurePolicySettings;

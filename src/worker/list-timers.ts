@@ -1,10 +1,10 @@
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { ChannelConfig, ChannelKind } from '../config/config-schema.js';
 import type { ConversationEvent } from '../events/conversation-event.js';
 import type { BridgeKeys } from '../queue/redis-keys.js';
 import { formatLocal } from '../rules/business-time.js';
 import { replyWindow } from '../rules/reply-window.js';
+import type { RedisClient } from '../shared/redis-client.js';
 import { CONVERSATION_FIELDS } from './conversation-facts.js';
 import { TimerJobDataSchema, timerField } from './timers.js';
 
@@ -50,7 +50,7 @@ export interface ClocksConfig {
 const PENDING_STATES = ['delayed', 'waiting', 'active', 'prioritized'] as const;
 
 export async function listConversationClocks(
-  redis: Redis,
+  redis: RedisClient,
   keys: BridgeKeys,
   timersQueue: Queue,
   options: { config?: ClocksConfig; conversationId?: string; now?: Date } = {},

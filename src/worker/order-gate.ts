@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../shared/redis-client.js';
 import { defineRedisScript } from '../shared/redis-script.js';
 
 /**
@@ -123,7 +123,7 @@ export interface LeaveInput {
  * head and whether its job is parked (delayed) waiting for its turn.
  */
 export async function leaveOrderGate(
-  redis: Redis,
+  redis: RedisClient,
   input: LeaveInput,
 ): Promise<{ next: string; parked: boolean } | null> {
   const fields = Object.entries(input.set).flat();
@@ -155,7 +155,7 @@ const checkScript = defineRedisScript<string[]>('OrderCheck', 'any', CHECK_LUA);
  * between its check and its park). Returns each event's decision kind.
  */
 export async function checkOrderGate(
-  redis: Redis,
+  redis: RedisClient,
   input: {
     jobKeyPrefix: string;
     failedSet: string;

@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
 import type { ConversationEvent } from '../events/conversation-event.js';
 import type { BridgeKeys } from '../queue/redis-keys.js';
+import type { RedisClient } from '../shared/redis-client.js';
 import { defineRedisScript } from '../shared/redis-script.js';
 import {
   FACTS_TTL_SECONDS,
@@ -118,7 +118,7 @@ function pairs(flat: unknown): Record<string, string> {
 const orNull = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
 
 export async function prepareEvents(
-  redis: Redis,
+  redis: RedisClient,
   keys: BridgeKeys,
   input: PrepareInput,
 ): Promise<PrepareOutcome[]> {

@@ -1,11 +1,11 @@
 import { DelayedError, type Job, type Queue, UnrecoverableError } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ConversationEvent } from '../events/conversation-event.js';
 import { lazyChild } from '../observe/logger.js';
 import { traceEventRun } from '../observe/trace-context.js';
 import { type BatchedEvent, EventBatchDataSchema } from '../queue/event-job.js';
 import { type BridgeKeys, eventId, orderMember } from '../queue/redis-keys.js';
+import type { RedisClient } from '../shared/redis-client.js';
 import { jobRetryDelay } from './backoff.js';
 import type { PlatformErrorClassifier } from './classify-failure.js';
 import {
@@ -47,7 +47,7 @@ export interface EventProcessorSettings {
 }
 
 export interface EventProcessorDeps {
-  redis: Redis;
+  redis: RedisClient;
   keys: BridgeKeys;
   eventsQueue: Queue;
   timersQueue: Queue;

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../shared/redis-client.js';
 import { type LedgerEntry, parseLedgerEntry } from './action-ledger.js';
 
 /** How long the state of an unfinished run (plan, ledger) is kept: past every retry and replay. */
@@ -27,7 +27,7 @@ export class RunState {
   private hasKey: boolean;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     readonly runKey: string,
     readonly conversationKey: string,
     stored: Record<string, string>,
@@ -43,7 +43,7 @@ export class RunState {
   }
 
   /** Reads a run's state (a timer's run; an event's comes with prepare-run.ts). */
-  static async load(redis: Redis, runKey: string, conversationKey: string): Promise<RunState> {
+  static async load(redis: RedisClient, runKey: string, conversationKey: string): Promise<RunState> {
     return new RunState(redis, runKey, conversationKey, await redis.hgetall(runKey));
   }
 

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { ConversationEventSchema, EVENT_KINDS } from '../events/conversation-event.js';
 import type { BridgeKeys } from '../queue/redis-keys.js';
+import type { RedisClient } from '../shared/redis-client.js';
 import { defineRedisScript } from '../shared/redis-script.js';
 import { CONVERSATION_FIELDS, FACTS_TTL_SECONDS } from './conversation-facts.js';
 import type { TimerScheduler } from './execute-actions.js';
@@ -56,7 +56,7 @@ return 'go'
 const claimScript = defineRedisScript<string>('TimerClaim', 1, CLAIM_LUA);
 
 export function createTimerScheduler(
-  redis: Redis,
+  redis: RedisClient,
   keys: BridgeKeys,
   queue: Queue,
   now: () => Date = () => new Date(),
@@ -104,7 +104,7 @@ export async function removeTimerJobs(queue: Queue, timerIds: readonly string[])
 }
 
 export async function claimTimer(
-  redis: Redis,
+  redis: RedisClient,
   keys: BridgeKeys,
   conversationId: string,
   timerId: string,
@@ -115,7 +115,7 @@ export async function claimTimer(
 
 /** A fired (or dead-lettered) timer is done: its registration goes, and its run state unless kept. */
 export async function releaseTimer(
-  redis: Redis,
+  redis: RedisClient,
   keys: BridgeKeys,
   conversationId: string,
   timerId: string,

@@ -1,7 +1,10 @@
-import type { Redis } from 'ioredis';
+import { Cluster } from 'ioredis';
+import { inject } from 'vitest';
 import type { EmulatorOptions } from '../../src/emulator/emulator-options.js';
 import { type EmulatorHandle, startEmulator } from '../../src/emulator/start-emulator.js';
-import { bridgeKeys } from '../../src/queue/redis-keys.js';
+import { createKeyLayout, type KeyLayout } from '../../src/queue/key-layout.js';
+import type { BridgeKeys } from '../../src/queue/redis-keys.js';
+import type { RedisClient } from '../../src/shared/redis-client.js';
 import {
   type BridgeProcess,
   type CrmSink,
@@ -35,6 +38,50 @@ export interface WorldOptions {
   env?: Record<string, string>;
 }
 
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /**
+     * Set by the `cluster` project (test/support/cluster-setup.ts): the end-to-end worlds run
+     * against a Redis Cluster with this many queue shards instead of the shared single Redis.
+     */
+    e2eCluster?: { nodes: string[]; shards: number };
+  }
+}
+
+/** The cluster the current project runs on, if any. */
+export function e2eCluster(): { nodes: string[]; shards: number } | undefined {
+  return inject('e2eCluster');
+}
+
+/**
+ * A config for the cluster project: its `redis.url` line replaced by the cluster's nodes and
+ * the shard count; the rest of the test's config as written.
+ */
+function onCluster(config: string, cluster: { nodes: string[]; shards: number }): string {
+  const block = `redis:\n  cluster:\n    nodes: [ ${cluster.nodes.map((n) => `"${n}"`).join(', ')} ]\n  shards: ${cluster.shards}\n`;
+  const replaced = config.replace(/redis:\n {2}url: [^\n]*\n/, block);
+  if (replaced === config)
+    throw new Error('the cluster project needs a config with a `redis:\\n  url:` line');
+  return replaced;
+}
+
+/**
+ * The bridge's keys as a test sees them: per-conversation keys routed to the conversation's shard;
+ * per-event keys (`run`, `dedupe`) to the shard of the conversation the world created the event
+ * in (`say`); the rest are the keys of no conversation.
+ */
+function worldKeys(layout: KeyLayout, conversationOf: (eventKey: string) => string | undefined): BridgeKeys {
+  const of = (conversationId: string) => layout.shardOf(conversationId).keys;
+  const ofEvent = (eventKey: string) => of(conversationOf(eventKey) ?? '');
+  return {
+    ...layout.global,
+    conversation: (id: string) => of(id).conversation(id),
+    order: (id: string) => of(id).order(id),
+    run: (eventKey: string) => ofEvent(eventKey).run(eventKey),
+    dedupe: (eventKey: string) => ofEvent(eventKey).dedupe(eventKey),
+  };
+}
+
 /**
  * One end-to-end world: the platform emulator (in this process), a CRM sink, and convo-bridge
  * processes started from the build with a config file, all on loopback, with a Redis key prefix
@@ -43,7 +90,9 @@ export interface WorldOptions {
 export async function createWorld(options: WorldOptions) {
   const port = await findFreePort();
   const prefix = uniqueName('e2e');
-  const redisUrl = options.redisUrl ?? testRedisUrl();
+  const cluster = e2eCluster();
+  // On the cluster project, tools given REDIS_URL (dlq --redis-url ...) reach one of its nodes.
+  const redisUrl = options.redisUrl ?? (cluster ? `redis://${cluster.nodes[0]}` : testRedisUrl());
   const crm = await startCrmSink(E2E.crmSecret);
   const emulator: EmulatorHandle = await startEmulator({
     businessId: E2E.businessId,
@@ -57,7 +106,7 @@ export async function createWorld(options: WorldOptions) {
     seed: 7,
     ...options.emulator,
   });
-  const file = await writeTempConfig(options.config);
+  const file = await writeTempConfig(cluster ? onCluster(options.config, cluster) : options.config);
   const env: Record<string, string> = {
     PLATFORM_BASE_URL: emulator.url,
     BUSINESS_ID: E2E.businessId,
@@ -77,9 +126,23 @@ export async function createWorld(options: WorldOptions) {
     return bridge;
   };
   for (const mode of options.processes ?? ['start']) await launch(mode);
-  const redis: Redis = connectTestRedis(redisUrl);
+  const redis: RedisClient = cluster
+    ? new Cluster(
+        cluster.nodes.map((n) => ({ host: n.split(':')[0] as string, port: Number(n.split(':')[1]) })),
+        { redisOptions: { maxRetriesPerRequest: null } },
+      )
+    : connectTestRedis(redisUrl);
   // A world may start before its Redis does (test/integration/e2e/redis-down-at-start): it reconnects.
   redis.on('error', () => {});
+  const layout = createKeyLayout({
+    prefix,
+    shards: cluster?.shards ?? 1,
+    tagged: cluster !== undefined,
+  });
+  // Which conversation each event the world made belongs to (its key names only the message).
+  const conversationOfEvent = new Map<string, string>();
+  const keys = worldKeys(layout, (eventKey) => conversationOfEvent.get(eventKey));
+  const shardOfEvent = (eventKey: string) => layout.shardOf(conversationOfEvent.get(eventKey) ?? '');
 
   const admin = emulator.admin;
   return {
@@ -88,21 +151,28 @@ export async function createWorld(options: WorldOptions) {
     crm,
     redis,
     prefix,
-    keys: bridgeKeys(prefix),
+    layout,
+    keys,
     env,
     bridges,
     configPath: file.path,
     launch,
     /** Timers registered in a conversation (pending or firing). */
-    timerIds: (conversationId: string) => timerIds(redis, bridgeKeys(prefix), conversationId),
+    timerIds: (conversationId: string) => timerIds(redis, keys, conversationId),
     /** The batch job of an event and, once it completed, the event's result. */
-    eventRun: (eventKey: string) => eventRun(redis, bridgeKeys(prefix), prefix, eventKey),
+    eventRun: (eventKey: string) =>
+      eventRun(redis, shardOfEvent(eventKey).keys, shardOfEvent(eventKey).queuePrefix, eventKey),
+    /** A BullMQ key of a conversation's shard, e.g. `queueKey(c, 'timers', timerId)`. */
+    queueKey: (conversationId: string, queue: 'events' | 'timers', suffix: string) =>
+      `${layout.shardOf(conversationId).queuePrefix}:${queue}:${suffix}`,
     /** A conversation on a channel type (and channel id, e.g. ch_waba_1 for the example's WhatsApp API number). */
     conversation(id: string, channel: { type: string; id?: string; name?: string }, label = 'Budi') {
       return admin.createConversation({ id, label, channel: channel as never });
     },
     say(conversationId: string, text: string, at?: string | number) {
-      return admin.customerMessage(conversationId, at === undefined ? { text } : { text, at });
+      const message = admin.customerMessage(conversationId, at === undefined ? { text } : { text, at });
+      conversationOfEvent.set(`channel.message_in|${message.messageId}`, conversationId);
+      return message;
     },
     detail(conversationId: string) {
       return admin.conversation(conversationId);
@@ -130,6 +200,7 @@ export async function createWorld(options: WorldOptions) {
       await Promise.allSettled(bridges.map((b) => b.stop('SIGTERM')));
       await Promise.allSettled([emulator.close(), crm.close()]);
       await deleteKeys(redis, prefix);
+      if (cluster) await deleteKeys(redis, `{${prefix}`);
       await redis.quit();
       await file.cleanup();
     },

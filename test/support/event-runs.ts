@@ -1,5 +1,5 @@
-import type { Redis } from 'ioredis';
-import type { BridgeKeys } from '../../src/queue/redis-keys.js';
+import { type BridgeKeys, parseDedupeMarker } from '../../src/queue/redis-keys.js';
+import type { RedisClient } from '../../src/shared/redis-client.js';
 import type { EventRunResult } from '../../src/worker/process-event.js';
 
 /**
@@ -8,14 +8,14 @@ import type { EventRunResult } from '../../src/worker/process-event.js';
  * event's result once the job completed (its return value lists every event it finished).
  */
 export async function eventRun(
-  redis: Redis,
+  redis: RedisClient,
   keys: BridgeKeys,
   queuePrefix: string,
   eventKey: string,
 ): Promise<{ jobId: string; processedOn: number | null; result: EventRunResult | undefined } | undefined> {
   const marker = await redis.get(keys.dedupe(eventKey));
   if (!marker) return undefined;
-  const jobId = marker.slice(marker.indexOf('|') + 1);
+  const { jobId } = parseDedupeMarker(marker);
   const [processedOn, returnvalue] = await redis.hmget(
     `${queuePrefix}:events:${jobId}`,
     'processedOn',
@@ -30,7 +30,11 @@ export async function eventRun(
 }
 
 /** Ids of the timers registered (pending or firing) in a conversation. */
-export async function timerIds(redis: Redis, keys: BridgeKeys, conversationId: string): Promise<string[]> {
+export async function timerIds(
+  redis: RedisClient,
+  keys: BridgeKeys,
+  conversationId: string,
+): Promise<string[]> {
   const fields = await redis.hkeys(keys.conversation(conversationId));
   return fields.filter((f) => f.startsWith('T:')).map((f) => f.slice(2));
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { inject } from 'vitest';
+import type { RedisClient } from '../../src/shared/redis-client.js';
 
 export { startRedisServer } from '../../src/shared/start-redis-server.js';
 
@@ -19,12 +20,17 @@ export function connectTestRedis(url = testRedisUrl()): Redis {
   return new Redis(url, { maxRetriesPerRequest: null });
 }
 
-/** Deletes every key under a prefix (SCAN, never KEYS). */
-export async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-    cursor = next;
-    if (keys.length > 0) await redis.del(...keys);
-  } while (cursor !== '0');
+/** Deletes every key under a prefix (SCAN, never KEYS; on a cluster, on every primary). */
+export async function deleteKeys(redis: RedisClient, prefix: string): Promise<void> {
+  const pattern = `${prefix.replace(/[*?[\]\\]/g, (c) => `\\${c}`)}*`;
+  for (const node of redis instanceof Cluster ? redis.nodes('master') : [redis]) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+      cursor = next;
+      // On a cluster the keys of one node may lie in different slots: one DEL per key there.
+      if (redis instanceof Cluster) for (const key of keys) await node.del(key);
+      else if (keys.length > 0) await node.del(...keys);
+    } while (cursor !== '0');
+  }
 }

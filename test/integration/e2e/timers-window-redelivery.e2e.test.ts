@@ -57,7 +57,7 @@ describe('timers, the 24-hour window and redeliveries end to end', () => {
     await waitFor(
       async () =>
         (await w.timerIds('c-agent').then((t) => t.length)) === 0 &&
-        (await w.redis.exists(`${w.prefix}:timers:${timerId}`)) === 0,
+        (await w.redis.exists(w.queueKey('c-agent', 'timers', timerId ?? ''))) === 0,
       { timeoutMs: 10_000, what: 'the timer registration and its delayed job to be gone' },
     );
     // Past the time it would have fired (3 s after escalation, plus a margin): still one note only.

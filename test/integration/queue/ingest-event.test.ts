@@ -3,7 +3,13 @@ import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EventBatchDataSchema } from '../../../src/queue/event-job.js';
 import { ingestBatch, ingestEvent } from '../../../src/queue/ingest-event.js';
-import { bridgeKeys, eventId, orderMember } from '../../../src/queue/redis-keys.js';
+import {
+  bridgeKeys,
+  dedupeMarker,
+  eventId,
+  orderMember,
+  parseDedupeMarker,
+} from '../../../src/queue/redis-keys.js';
 import { createGroupCommit } from '../../../src/receive/event-producer.js';
 import { makeEvent } from '../../support/make-event.js';
 import { connectTestRedis, deleteKeys, uniqueName } from '../../support/redis.js';
@@ -55,7 +61,7 @@ describe('ingestEvent / ingestBatch (real Redis)', () => {
     ]);
     const jobId = results[0]?.jobId ?? '';
     expect(await redis.zrange(options.keys.order('A'), 0, -1)).toEqual([orderMember(jobId, a.key)]);
-    expect(await redis.get(options.keys.dedupe(a.key))).toBe(`1|${jobId}`);
+    expect(await redis.get(options.keys.dedupe(a.key))).toBe(dedupeMarker(1, jobId, 'A'));
   });
 
   it('creates exactly one job when 20 copies arrive concurrently through the group commit', async () => {
@@ -75,7 +81,7 @@ describe('ingestEvent / ingestBatch (real Redis)', () => {
     const members = await redis.zrange(options.keys.order('conv-1'), 0, -1);
     expect(members).toHaveLength(1);
     const marker = (await redis.get(options.keys.dedupe(event.key))) ?? '';
-    expect(members[0]).toBe(orderMember(marker.slice(marker.indexOf('|') + 1), event.key));
+    expect(members[0]).toBe(orderMember(parseDedupeMarker(marker).jobId, event.key));
   });
 
   it('still recognises a redelivery after the event was processed and its job removed', async () => {
@@ -103,7 +109,7 @@ describe('ingestEvent / ingestBatch (real Redis)', () => {
       orderMember(result.jobId, event.key),
       '7',
     ]);
-    expect(await redis.get(options.keys.dedupe(event.key))).toBe(`7|${result.jobId}`);
+    expect(await redis.get(options.keys.dedupe(event.key))).toBe(dedupeMarker(7, result.jobId, 'conv-1'));
   });
 
   it('numbers arrivals in order and keeps each conversation order set apart', async () => {

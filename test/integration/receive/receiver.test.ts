@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EventBatchDataSchema } from '../../../src/queue/event-job.js';
-import { bridgeKeys, orderMember } from '../../../src/queue/redis-keys.js';
+import { bridgeKeys, dedupeMarker, orderMember } from '../../../src/queue/redis-keys.js';
 import { createReceiver, type Receiver } from '../../../src/receive/create-receiver.js';
 import { listQuarantine } from '../../../src/receive/quarantine-store.js';
 import type { ReceiverOptions } from '../../../src/receive/receiver-options.js';
@@ -279,7 +279,7 @@ describe('webhook receiver (real Redis, real HTTP on loopback)', () => {
           expect(data.event).toMatchObject(expected.event);
           // The marker names the batch job that carries the event.
           expect(await redis.get(bridgeKeys(prefix).dedupe(data.event.key))).toBe(
-            `${data.arrival}|${stored[0]?.id}`,
+            dedupeMarker(data.arrival, stored[0]?.id ?? '', data.event.conversationId ?? ''),
           );
           const receivedAt = Date.parse(data.event.receivedAt);
           expect(receivedAt).toBeGreaterThanOrEqual(before - 5);

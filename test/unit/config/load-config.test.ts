@@ -289,8 +289,15 @@ describe('defaults', () => {
       maxDelayMs: 2_000,
       maxRetryAfterMs: 5_000,
     });
-    expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', prefix: 'cb' });
+    expect(config.redis).toEqual({
+      topology: { kind: 'single', url: 'redis://127.0.0.1:6379' },
+      prefix: 'cb',
+      shards: 1,
+      replicasAck: 0,
+      replicasAckTimeoutMs: 500,
+    });
     expect(config.worker).toEqual({
+      shards: null,
       concurrency: 16,
       attempts: 8,
       backoff: { baseMs: 1_000, maxMs: 300_000 },

@@ -1,0 +1,48 @@
+import type { BridgeConfig } from '../config/config-schema.js';
+import { layoutFor } from '../queue/key-layout.js';
+import { describeTopology } from '../queue/redis-connection.js';
+import { redactUrl } from './redact-url.js';
+
+/**
+ * What `validate` says about `redis:`: which topology, how keys are laid out, what an
+ * acknowledged webhook is guaranteed, and the choices that would hurt (issue 14).
+ */
+export function describeRedisConfig(redis: BridgeConfig['redis']): string[] {
+  const { topology } = redis;
+  const layout = layoutFor(redis);
+  const lines: string[] = [];
+  const auth = (t: { password?: string; username?: string; tls: boolean }) =>
+    `${t.password === undefined ? 'no password' : `password set${t.username ? ` (user ${t.username})` : ''}`}, TLS ${t.tls ? 'on' : 'off'}`;
+  switch (topology.kind) {
+    case 'single':
+      lines.push(`redis: ${redactUrl(topology.url)}: one Redis (prefix ${redis.prefix})`);
+      break;
+    case 'sentinel':
+      lines.push(
+        `redis: Sentinel: ${describeTopology(topology)}, db ${topology.db}, ${auth(topology)} (prefix ${redis.prefix}); a failover is followed by asking the sentinels again`,
+      );
+      if (topology.sentinels.length < 3) {
+        lines.push(
+          `  warning: ${topology.sentinels.length} sentinel(s) listed: with fewer than 3 (a quorum of 2) one lost sentinel can stop a failover; list every sentinel you run`,
+        );
+      }
+      break;
+    case 'cluster':
+      lines.push(
+        `redis: Redis Cluster, ${describeTopology(topology)} (the rest is discovered), ${auth(topology)} (prefix ${redis.prefix})`,
+      );
+      if (redis.shards === 1) {
+        lines.push(
+          '  warning: redis.shards is 1: every conversation lives in one hash slot, so one primary does all the work; set it to a multiple of your primaries (e.g. 6 for 3)',
+        );
+      }
+      break;
+  }
+  lines.push(`  keys: ${layout.describe()}`);
+  lines.push(
+    redis.replicasAck > 0
+      ? `  a webhook is acknowledged once its event is on the primary and ${redis.replicasAck} replica(s) (WAIT, up to ${redis.replicasAckTimeoutMs} ms; else 503 and the platform redelivers)`
+      : `  a webhook is acknowledged once its event is on the primary${topology.kind === 'single' ? '' : ' (replicas_ack 0: a failover right after can lose it)'}`,
+  );
+  return lines;
+}

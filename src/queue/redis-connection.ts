@@ -1,0 +1,137 @@
+import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
+import { redisAddress } from '../shared/redis-address.js';
+import type { RedisClient } from '../shared/redis-client.js';
+import { keySlot } from './key-layout.js';
+
+/** Where a node listens (Sentinel or Cluster start-up node). */
+export interface RedisEndpoint {
+  host: string;
+  port: number;
+}
+
+/**
+ * Which Redis the bridge uses, as the config says (`redis.url`, `redis.sentinels` + `redis.name`,
+ * or `redis.cluster.nodes`). Every connection of every part (receiver, workers, timers, CLI
+ * commands) is made from this by createRedisClient, so they all reach the same data.
+ */
+export type RedisTopology =
+  | { kind: 'single'; url: string }
+  | {
+      kind: 'sentinel';
+      sentinels: readonly RedisEndpoint[];
+      /** The monitored primary's name (`sentinel monitor <name> ...`). */
+      name: string;
+      /** The data nodes' ACL user and password (`requirepass`/`masterauth`). */
+      username?: string;
+      password?: string;
+      /** The sentinels' own credentials, when they have any. */
+      sentinelUsername?: string;
+      sentinelPassword?: string;
+      /** TLS to the data nodes and the sentinels. */
+      tls: boolean;
+      db: number;
+    }
+  | {
+      kind: 'cluster';
+      nodes: readonly RedisEndpoint[];
+      username?: string;
+      password?: string;
+      tls: boolean;
+    };
+
+export type { RedisClient };
+
+/** The topology in words for logs and errors (never a password). */
+export function describeTopology(topology: RedisTopology): string {
+  const list = (nodes: readonly RedisEndpoint[]) => nodes.map((n) => `${n.host}:${n.port}`).join(', ');
+  switch (topology.kind) {
+    case 'single':
+      return redisAddress(topology.url);
+    case 'sentinel':
+      return `primary "${topology.name}" via sentinels ${list(topology.sentinels)}`;
+    case 'cluster':
+      return `cluster via ${list(topology.nodes)}`;
+  }
+}
+
+/** A topology for a plain URL (tests, tools, `--redis-url`). */
+export function singleRedis(url: string): RedisTopology {
+  return { kind: 'single', url };
+}
+
+/**
+ * One connection (or, for a cluster, one client holding a connection per node) to the topology.
+ * `options` are the role's ioredis settings (fail fast for the receiver, `maxRetriesPerRequest:
+ * null` for workers, ...); for a cluster they apply to every node connection, and the ones that
+ * are the cluster client's own (offline queue, auto-pipelining, retry strategy) are lifted to it.
+ */
+export function createRedisClient(topology: RedisTopology, options: RedisOptions = {}): RedisClient {
+  switch (topology.kind) {
+    case 'single':
+      return new Redis(topology.url, options);
+    case 'sentinel':
+      return new Redis({
+        ...options,
+        sentinels: topology.sentinels.map((n) => ({ host: n.host, port: n.port })),
+        name: topology.name,
+        db: topology.db,
+        role: 'master',
+        ...(topology.username === undefined ? {} : { username: topology.username }),
+        ...(topology.password === undefined ? {} : { password: topology.password }),
+        ...(topology.sentinelUsername === undefined ? {} : { sentinelUsername: topology.sentinelUsername }),
+        ...(topology.sentinelPassword === undefined ? {} : { sentinelPassword: topology.sentinelPassword }),
+        ...(topology.tls ? { tls: {}, enableTLSForSentinelMode: true } : {}),
+        // Subscribe to the sentinels' +switch-master: reconnect at once on a failover instead of
+        // at the next error from the demoted node.
+        failoverDetector: true,
+        // Retry sentinels quickly while none answers (the default waits up to 10 s).
+        sentinelRetryStrategy: (times: number) => Math.min(times * 100, 1_000),
+      });
+    case 'cluster': {
+      const {
+        enableOfflineQueue,
+        enableAutoPipelining,
+        retryStrategy,
+        lazyConnect,
+        connectionName,
+        ...nodeOptions
+      } = options;
+      const clusterOptions: ClusterOptions = {
+        redisOptions: {
+          ...nodeOptions,
+          ...(connectionName === undefined ? {} : { connectionName }),
+          ...(topology.username === undefined ? {} : { username: topology.username }),
+          ...(topology.password === undefined ? {} : { password: topology.password }),
+          ...(topology.tls ? { tls: {} } : {}),
+        },
+        // Writes and reads go to primaries: a replica may lag behind what was just written.
+        scaleReads: 'master',
+        // While a failover promotes a replica the slots move; refresh and retry soon.
+        retryDelayOnFailover: 100,
+        retryDelayOnClusterDown: 200,
+        retryDelayOnTryAgain: 100,
+        slotsRefreshTimeout: 2_000,
+        ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
+        ...(enableAutoPipelining === undefined ? {} : { enableAutoPipelining }),
+        ...(lazyConnect === undefined ? {} : { lazyConnect }),
+        ...(retryStrategy ? { clusterRetryStrategy: (times: number) => retryStrategy(times) } : {}),
+      };
+      return new Cluster(
+        topology.nodes.map((n) => ({ host: n.host, port: n.port })),
+        clusterOptions,
+      );
+    }
+  }
+}
+
+/**
+ * The connection that holds `key` (for a cluster: the connection to the primary serving its slot
+ * now), e.g. to send WAIT after writes to that key. Undefined while a cluster does not know the
+ * slot's owner (refreshing after a failover).
+ */
+export function connectionFor(client: RedisClient, key: string): Redis | undefined {
+  if (!(client instanceof Cluster)) return client;
+  const owner = client.slots[keySlot(key)]?.[0];
+  if (owner === undefined) return undefined;
+  return client.nodes('master').find((node) => `${node.options.host}:${node.options.port}` === owner);
+}

@@ -1,0 +1,102 @@
+import { createRequire } from 'node:module';
+import { describe, expect, it } from 'vitest';
+import {
+  CLUSTER_SLOTS,
+  createKeyLayout,
+  keySlot,
+  shardIndexOf,
+  shardIndexOfHash,
+  shardTag,
+} from '../../../src/queue/key-layout.js';
+import { conversationHash } from '../../../src/queue/redis-keys.js';
+
+// ioredis's own slot function (its dependency), as an independent reading of the cluster spec.
+const require = createRequire(import.meta.url);
+const clusterKeySlot = require('cluster-key-slot') as (key: string) => number;
+
+describe('keySlot', () => {
+  it('matches the values of the Redis Cluster specification', () => {
+    expect(keySlot('foo')).toBe(12182);
+    expect(keySlot('somekey')).toBe(11058);
+    expect(keySlot('{foo}.bar')).toBe(12182);
+    // An empty tag is no tag: the whole key is hashed.
+    expect(keySlot('{}foo')).toBe(clusterKeySlot('{}foo'));
+  });
+
+  it('agrees with ioredis on many keys, tagged and not, ASCII and not', () => {
+    const keys = [];
+    for (let i = 0; i < 2_000; i++)
+      keys.push(`cb:bridge:conv:${i.toString(36)}`, `{cb:${i}}:events:wait`, `é${i}{x}`);
+    for (const key of keys) expect(keySlot(key), key).toBe(clusterKeySlot(key));
+  });
+});
+
+describe('createKeyLayout', () => {
+  it('keeps the single-Redis layout of earlier versions for one untagged shard', () => {
+    const layout = createKeyLayout({ prefix: 'cb', shards: 1, tagged: false });
+    expect(layout.all).toHaveLength(1);
+    expect(layout.shardOf('c1').queuePrefix).toBe('cb');
+    expect(layout.global.deadIndex).toBe('cb:bridge:dead:index');
+    expect(layout.shardOf('c1').keys.conversation('c1')).toBe(`cb:bridge:conv:${conversationHash('c1')}`);
+  });
+
+  it('puts every key a shard script touches in one slot, and global keys in another tag', () => {
+    const layout = createKeyLayout({ prefix: 'cb', shards: 6, tagged: true });
+    for (const conversation of ['a', 'b', 'conv-42', '']) {
+      const shard = layout.shardOf(conversation);
+      const k = shard.keys;
+      const slots = new Set(
+        [
+          k.order(conversation),
+          k.conversation(conversation),
+          k.run('event-1'),
+          k.dedupe('event-1'),
+          k.arrival,
+          `${shard.queuePrefix}:events:wait`,
+          `${shard.queuePrefix}:events:b-1`,
+          `${shard.queuePrefix}:timers:delayed`,
+        ].map(keySlot),
+      );
+      expect(slots.size).toBe(1);
+    }
+    const g = layout.global;
+    const globalSlots = new Set(
+      [g.deadIndex, g.dead('x'), g.quarantine, g.quarantineEntries, g.recordedIndex, g.recordedSeq].map(
+        keySlot,
+      ),
+    );
+    expect(globalSlots.size).toBe(1);
+    expect(g.deadIndex.startsWith('{cb}:')).toBe(true);
+  });
+
+  it('spreads the shards evenly over the slot space, so evenly split primaries get equal shares', () => {
+    for (const count of [2, 3, 6, 12, 128]) {
+      const layout = createKeyLayout({ prefix: 'cb', shards: count, tagged: true });
+      layout.all.forEach((shard, index) => {
+        const slot = keySlot(`${shard.queuePrefix}:x`);
+        expect(slot).toBeGreaterThanOrEqual(Math.floor((index * CLUSTER_SLOTS) / count));
+        expect(slot).toBeLessThan(Math.floor(((index + 1) * CLUSTER_SLOTS) / count));
+      });
+      expect(new Set(layout.all.map((s) => s.queuePrefix)).size).toBe(count);
+    }
+    // Stable: the same config names the same tags in every process, in every version.
+    expect(shardTag('cb', 0, 6)).toBe(shardTag('cb', 0, 6));
+  });
+
+  it('maps a conversation to the same shard from its id and from its key hash; all shards get some', () => {
+    const counts = new Array(6).fill(0);
+    for (let i = 0; i < 6_000; i++) {
+      const id = `conversation-${i}`;
+      const index = shardIndexOf(id, 6);
+      expect(shardIndexOfHash(conversationHash(id), 6)).toBe(index);
+      counts[index] += 1;
+    }
+    for (const n of counts) expect(n).toBeGreaterThan(800);
+  });
+
+  it('refuses impossible layouts', () => {
+    expect(() => createKeyLayout({ prefix: 'cb', shards: 2, tagged: false })).toThrow(/tagged/);
+    expect(() => createKeyLayout({ prefix: 'cb', shards: 0, tagged: true })).toThrow(/1 to 128/);
+    expect(() => createKeyLayout({ prefix: 'cb', shards: 129, tagged: true })).toThrow(/1 to 128/);
+  });
+});
