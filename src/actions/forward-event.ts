@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import got, { HTTPError, RequestError } from 'got';
 import pRetry, { AbortError } from 'p-retry';
 import { Webhook } from 'standardwebhooks';
+import { activeTracing } from '../observe/trace-context.js';
 import { ConvoBridgeError } from '../shared/errors.js';
 
 /**
@@ -73,8 +74,13 @@ export function createForwarder(
       }
       const payload = JSON.stringify(body);
       const id = webhookIdFor(idempotencyKey);
-      const attempt = async () => {
+      const attempt = async (attemptNumber: number) => {
         const timestamp = new Date();
+        const span = activeTracing()?.forwardCall(destination, {
+          method: 'POST',
+          url: target.url,
+          attempt: attemptNumber,
+        });
         try {
           const response = await got.post(target.url, {
             body: payload,
@@ -89,9 +95,15 @@ export function createForwarder(
             retry: { limit: 0 },
             throwHttpErrors: true,
           });
+          span?.annotate({ statusCode: response.statusCode });
           return { status: response.statusCode };
         } catch (error) {
           const status = error instanceof HTTPError ? error.response.statusCode : null;
+          span?.annotate({
+            statusCode: status,
+            errorType:
+              status === null ? (error instanceof RequestError ? error.code : 'network') : String(status),
+          });
           const retryable = status === null || status >= 500 || status === 429 || status === 408;
           const failure = new ForwardError(
             status === null
@@ -103,6 +115,8 @@ export function createForwarder(
           );
           if (!retryable) throw new AbortError(failure);
           throw failure;
+        } finally {
+          span?.end();
         }
       };
       try {

@@ -5,6 +5,7 @@ import { describeConfigDefaults } from '../config/describe-defaults.js';
 import { formatDuration } from '../config/duration.js';
 import { type LoadedConfig, loadConfig } from '../config/load-config.js';
 import { resolveConfigPath } from '../config/resolve-config-path.js';
+import { describeTracing, resolveTracing } from '../observe/tracing-settings.js';
 import { CliError } from './cli-error.js';
 import { describeRedisConfig } from './describe-redis.js';
 import { EXIT } from './exit-codes.js';
@@ -66,7 +67,7 @@ export function registerValidateCommand(program: Command, io: CliIo): void {
 }
 
 /** "config OK: N rules" and a short summary of what the file sets up; no secrets. */
-export function summarize(loaded: LoadedConfig): string {
+export function summarize(loaded: LoadedConfig, env: NodeJS.ProcessEnv = process.env): string {
   const c: BridgeConfig = loaded.config;
   const rules = c.rules;
   const lines = [`config OK: ${rules.length} rule${rules.length === 1 ? '' : 's'} (${loaded.file})`];
@@ -92,6 +93,11 @@ export function summarize(loaded: LoadedConfig): string {
   );
   const destinations = Object.keys(c.destinations);
   if (destinations.length > 0) lines.push(`  destinations: ${destinations.join(', ')}`);
+  // Said when on, or when the config asks for it and something turns it off (issue 14).
+  const tracing = resolveTracing(c.tracing, env);
+  if (tracing.enabled || c.tracing.enabled === true || c.tracing.endpoint !== null) {
+    lines.push(`  tracing: ${describeTracing(tracing)}`);
+  }
   // Issue 12: every default a wrong guess would hurt is said, with what it means.
   for (const line of describeConfigDefaults(c)) lines.push(`  default: ${line}`);
   for (const rule of rules) {

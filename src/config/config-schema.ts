@@ -511,6 +511,29 @@ const recordSchema = z
     redact: { texts: r.redact.texts, phones: r.redact.phones },
   }));
 
+const tracingSchema = z
+  .strictObject({
+    enabled: z
+      .boolean()
+      .optional()
+      .describe(
+        'OpenTelemetry traces of each webhook, through the queue, to each platform call and forward. Unset: on when OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set; OTEL_SDK_DISABLED=true turns it off.',
+      ),
+    endpoint: httpUrl('http://localhost:4318/v1/traces')
+      .optional()
+      .describe(
+        'Full OTLP/HTTP traces address (JSON). Unset: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces, else http://localhost:4318/v1/traces.',
+      ),
+    service_name: nonEmpty
+      .optional()
+      .describe('service.name of the spans; unset: OTEL_SERVICE_NAME, else convo-bridge.'),
+  })
+  .transform((t) => ({
+    enabled: t.enabled ?? null,
+    endpoint: t.endpoint ?? null,
+    serviceName: t.service_name ?? null,
+  }));
+
 export const DESTINATION_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 
 export const configSchema = z
@@ -540,6 +563,7 @@ export const configSchema = z
       .default({}),
     rules: z.array(ruleSchema).default([]),
     record: recordSchema.prefault({}),
+    tracing: tracingSchema.prefault({}),
   })
   .superRefine((c, ctx) => {
     for (const [i, shard] of (c.worker.shards ?? []).entries()) {
@@ -572,6 +596,7 @@ export const configSchema = z
     destinations: c.destinations,
     rules: c.rules,
     record: c.record,
+    tracing: c.tracing,
   }));
 
 /** The typed, validated config with defaults applied. */

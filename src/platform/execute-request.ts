@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pRetry, { AbortError } from 'p-retry';
+import { activeTracing } from '../observe/trace-context.js';
 import type { PlatformRequest } from './build-requests.js';
 import { classifyAnswer, classifyTransport, type Failure } from './classify-response.js';
 import type { ResolvedClientOptions } from './client-options.js';
@@ -93,7 +94,15 @@ export async function executeRequest<T>(
       throw new AbortError(error instanceof Error ? error : new Error(String(error)));
     }
     const started = performance.now();
+    const span = activeTracing()?.platformCall(operation, { method, url: options.baseUrl + path, attempt });
     const result = await exchange(request, options, transport);
+    if (span) {
+      span.annotate({
+        statusCode: result.statusCode,
+        ...(result.ok ? {} : { errorType: result.failure.code }),
+      });
+      span.end();
+    }
     try {
       hooks.afterResponse?.({
         operation,

@@ -1,11 +1,23 @@
 import { z } from 'zod';
 import { ConversationEventSchema } from '../events/conversation-event.js';
 
+/**
+ * W3C Trace Context of one event (issue 14): set by a receiver with tracing on, so the worker's
+ * span of this event continues the trace of the webhook that brought it (one job carries events of
+ * many webhooks, so the job's own context cannot). Optional, so jobs without it still parse; a
+ * malformed one is dropped rather than failing the event (tracing must never cost an event).
+ */
+const TraceCarrierSchema = z
+  .object({ traceparent: z.string().max(128), tracestate: z.string().max(512).optional() })
+  .optional()
+  .catch(undefined);
+
 /** One event of a batch: its place in the receiver's arrival order, and the event. */
 export const BatchedEventSchema = z.object({
   /** Position in the receiver's arrival order (per-conversation ordering uses it). */
   arrival: z.number().int().positive(),
   event: ConversationEventSchema,
+  trace: TraceCarrierSchema,
 });
 export type BatchedEvent = z.infer<typeof BatchedEventSchema>;
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { JobsOptions, Queue } from 'bullmq';
 import type { ConversationEvent } from '../events/conversation-event.js';
+import { carrierOf } from '../observe/trace-context.js';
 import { ConvoBridgeError } from '../shared/errors.js';
 import { defineRedisScript } from '../shared/redis-script.js';
 import { EVENT_BATCH_JOB_NAME, type EventBatchData } from './event-job.js';
@@ -135,7 +136,8 @@ export async function ingestBatch(
       results.push({ outcome: 'duplicate', jobId, arrival });
       return;
     }
-    data.events.push({ arrival, event });
+    const trace = carrierOf(event); // undefined unless tracing is on (issue 14)
+    data.events.push(trace ? { arrival, event, trace } : { arrival, event });
     results.push({ outcome: 'queued', jobId, arrival });
   });
   if (data.events.length > 0) {

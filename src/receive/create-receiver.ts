@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { type Logger, pino } from 'pino';
 import { Registry } from 'prom-client';
+import type { ConversationEvent } from '../events/conversation-event.js';
+import { activeTracing, type TraceSpan } from '../observe/trace-context.js';
 import { describeError } from '../shared/errors.js';
 import { answerClientError } from './answer-client-error.js';
 import { createEventProducer, DEFAULT_EVENT_JOB_OPTIONS } from './event-producer.js';
@@ -72,6 +74,8 @@ const EXPECTATION_FAILED = failure(
 
 interface RequestState {
   started: bigint;
+  /** `webhook receive`, when tracing is on. */
+  span?: TraceSpan;
 }
 
 /**
@@ -111,8 +115,17 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     maxEntries: config.quarantineMax,
     maxBodyBytes: config.quarantineBodyBytes,
   };
+  // Read once: tracing is installed (or not) before the receiver is built (run-bridge.ts).
+  const tracing = activeTracing();
   const effects = {
-    ingest: producer.ingest,
+    ingest: tracing
+      ? (event: ConversationEvent) =>
+          tracing.store(
+            event,
+            () => producer.ingest(event),
+            (result) => ({ outcome: result.outcome, jobId: result.jobId }),
+          )
+      : producer.ingest,
     quarantine: (input: Parameters<typeof quarantineBody>[1]) => quarantineBody(quarantineStore, input),
     enqueueTimeoutMs: config.enqueueTimeoutMs,
   };
@@ -138,6 +151,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       conversationId: outcome.event?.conversationId ?? outcome.problem?.conversationId ?? null,
       eventKey: outcome.event?.key ?? null,
     };
+    if (state?.span) endWebhookSpan(state.span, outcome);
     switch (reply.outcome) {
       case 'unauthorized':
         log.warn(
@@ -223,7 +237,11 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   app.all(
     config.path,
     (req: Request, res: Response, next: NextFunction) => {
-      stateOf.set(req, { started: process.hrtime.bigint() });
+      const state: RequestState = { started: process.hrtime.bigint() };
+      if (tracing) {
+        state.span = tracing.webhook({ method: req.method, path: config.path, headers: req.headers });
+      }
+      stateOf.set(req, state);
       const rejection = checkWebhookHead(req, { verify, bodyLimitBytes: config.bodyLimitBytes });
       if (rejection) {
         // Leave the unread body alone; the connection is closed after the answer (see below).
@@ -237,7 +255,9 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     async (req: Request, res: Response) => {
       const raw: unknown = req.body;
       const body = Buffer.isBuffer(raw) ? raw : Buffer.alloc(0);
-      finish(req, res, await receiveWebhookBody(effects, body, new Date()));
+      const span = tracing ? stateOf.get(req)?.span : undefined;
+      const receive = () => receiveWebhookBody(effects, body, new Date());
+      finish(req, res, await (tracing && span ? tracing.within(span, receive) : receive()));
     },
   );
 
@@ -353,6 +373,29 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       return closing;
     },
   };
+}
+
+/** Ends a webhook's span with what the receiver made of it. */
+function endWebhookSpan(span: TraceSpan, outcome: ReceiveOutcome): void {
+  const { reply, event } = outcome;
+  span.annotate({
+    outcome: reply.outcome,
+    statusCode: reply.status,
+    ...(event
+      ? {
+          conversationId: event.conversationId,
+          eventKey: event.key,
+          eventKind: event.kind,
+          channel: event.channel.engine,
+          channelId: event.channel.id,
+        }
+      : outcome.problem?.conversationId
+        ? { conversationId: outcome.problem.conversationId }
+        : {}),
+  });
+  if (outcome.error !== undefined) span.fail(outcome.error);
+  else if (reply.status >= 500) span.annotate({ errorType: String(reply.status) });
+  span.end();
 }
 
 /** Errors of the body reader (raw-body via express.raw) and of Express itself, as JSON answers. */

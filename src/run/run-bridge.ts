@@ -8,6 +8,7 @@ import { describeConfigDefaults } from '../config/describe-defaults.js';
 import { type LoadedConfig, loadConfig } from '../config/load-config.js';
 import { watchConfig } from '../config/watch-config.js';
 import { createLogger } from '../observe/logger.js';
+import { setUpTracing } from '../observe/set-up-tracing.js';
 import { bridgeJobOptions } from '../queue/job-options.js';
 import { layoutFor } from '../queue/key-layout.js';
 import { claimLayout, LayoutMismatchError } from '../queue/layout-record.js';
@@ -71,6 +72,8 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
   const log = logger.child({ mode: options.mode });
   // Issue 12: say at start-up which defaults the config relies on (unmapped WhatsApp channels...).
   for (const line of describeConfigDefaults(config)) log.info(`config default: ${line}`);
+  // Off by default; when on, installed before the receiver and the worker are built (issue 14).
+  const tracing = await setUpTracing(config.tracing, env, { mode: options.mode, log });
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'convo_bridge_' });
   const reloads = new Counter({
@@ -304,6 +307,7 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
       );
       if (redis.status === 'ready') await redis.quit().catch(() => undefined);
       else redis.disconnect();
+      await tracing?.shutdown();
       log.info('stopped');
       resolveStopped(exitCode);
     })();

@@ -1,6 +1,7 @@
 import { type Job, Queue, Worker } from 'bullmq';
 import pino, { type Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { bullmqTelemetry } from '../observe/trace-context.js';
 import { bridgeJobOptions, type JobRetention } from '../queue/job-options.js';
 import { createKeyLayout, type KeyLayout, type QueueShard } from '../queue/key-layout.js';
 import { createRedisClient, type RedisTopology, singleRedis } from '../queue/redis-connection.js';
@@ -118,6 +119,8 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
     timers: new Queue(QUEUE_NAMES.timers, {
       connection: queueConnection,
       prefix: shard.queuePrefix,
+      // Tracing on: a timer's job carries the context of the event that set it (issue 14).
+      ...bullmqTelemetry(),
       defaultJobOptions: bridgeJobOptions(settings.retention),
     }),
   }));
@@ -182,6 +185,7 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
       return connection;
     })(),
     prefix,
+    ...bullmqTelemetry(),
     concurrency: settings.concurrency,
     autorun: false,
     lockDuration: settings.lockDurationMs,

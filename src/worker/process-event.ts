@@ -2,6 +2,7 @@ import { DelayedError, type Job, type Queue, UnrecoverableError } from 'bullmq';
 import type { Logger } from 'pino';
 import type { ConversationEvent } from '../events/conversation-event.js';
 import { lazyChild } from '../observe/logger.js';
+import { traceEventRun } from '../observe/trace-context.js';
 import { type BatchedEvent, EventBatchDataSchema } from '../queue/event-job.js';
 import { type BridgeKeys, eventId, orderMember } from '../queue/redis-keys.js';
 import type { RedisClient } from '../shared/redis-client.js';
@@ -182,7 +183,9 @@ export async function processEventJob(
       const actions: ActionReport[] = [];
       try {
         const prepared = outcome;
-        done.push(await deps.slots.run(() => runEvent(item, member(item), prepared, deps, actions, replay)));
+        const run = () => runEvent(item, member(item), prepared, deps, actions, replay);
+        // With tracing on, the run is the `event process` span of the webhook's trace (issue 14).
+        done.push(await deps.slots.run(() => traceEventRun(item, run, eventSpanFacts)));
       } catch (error) {
         await outcome.state.flush().catch(() => undefined);
         return new EventRunFailed(item, actions, error);
@@ -380,6 +383,10 @@ async function runEvent(
     cancelledTimers,
     ...(prepared.ownSend ? { ownSend: true as const } : {}),
   };
+}
+
+function eventSpanFacts(result: EventRunResult) {
+  return { rules: result.matched, actions: result.actions.length };
 }
 
 /**

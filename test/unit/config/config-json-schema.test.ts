@@ -35,6 +35,7 @@ describe('configJsonSchema', () => {
         'destinations',
         'rules',
         'record',
+        'tracing',
       ],
     ],
     [
