@@ -56,12 +56,13 @@ describe('changing the shard count of a running system', () => {
       { timeoutMs: 15_000, what: 'the reply and the pending timer' },
     );
     const [first] = w.admin.deliveries().filter((d) => d.conversationId === 'rs-once');
-    if (!first) throw new Error('no delivery recorded');
+    const [complaint] = w.admin.deliveries().filter((d) => d.conversationId === 'rs-timer');
+    if (!first || !complaint) throw new Error('no delivery recorded');
 
     // With the bridge running, a reshard is refused (and says why).
     const text = await readFile(w.configPath, 'utf8');
     await writeFile(w.configPath, text.replace(/(redis:\n(?: {2}.*\n)*)/, '$1  shards: 3\n'));
-    const target = ['--config', w.configPath];
+    const target = ['--config', w.configPath, '--redis-url', w.env.REDIS_URL ?? '', '--prefix', w.prefix];
     const busy = await cli(['reshard', '--to', '3', '--check', ...target]);
     expect(busy.code).toBe(2);
     expect(busy.err).toMatch(/not ready to reshard: \d+ worker connection\(s\) are running/);
@@ -88,6 +89,8 @@ describe('changing the shard count of a running system', () => {
     // the once-mark still holds, and the moved timer fires once, on time.
     await w.launch('start');
     w.admin.redeliver(first.id);
+    // The complaint again: without its dedupe marker it would be escalated (noted) a second time.
+    w.admin.redeliver(complaint.id);
     w.say('rs-once', 'Halo lagi');
     await w.admin.deliveriesSettled();
     await waitFor(() => w.notes('rs-timer').length === 2, {
