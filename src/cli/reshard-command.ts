@@ -52,11 +52,11 @@ not match the layout recorded in Redis refuses to start and says to run this.`,
     await runWithRedis(target, async (redis) => {
       const stored = await readStoredLayout(redis, target.prefix);
       if (options.check) {
-        const from = createKeyLayout({
-          prefix: target.prefix,
-          shards: stored?.shards ?? 1,
-          tagged: stored?.tagged ?? false,
-        });
+        // No record and no data of the old single-Redis layout: nothing to move; what is in the
+        // way is whatever already waits under the layout wanted.
+        const from = stored
+          ? createKeyLayout({ prefix: target.prefix, shards: stored.shards, tagged: stored.tagged })
+          : layout;
         const obstacles = await reshardObstacles(redis, from);
         io.stdout(
           `prefix "${target.prefix}" at ${target.address}: ${stored ? describeStored(stored) : 'no data yet'}; wanted ${layout.describe()}\n`,

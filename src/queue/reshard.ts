@@ -142,7 +142,11 @@ export async function reshard(options: ReshardOptions): Promise<ReshardReport> {
       `an interrupted reshard to ${resuming.to} shard(s) must be finished first: run \`convo-bridge reshard --to ${resuming.to}\` with that config`,
     );
   }
-  if (!resuming && fromStored.shards === wanted.shards && fromStored.tagged === wanted.tagged) {
+  // No record and no data of the old single-Redis layout (readStoredLayout finds that): nothing to move.
+  if (
+    stored === null ||
+    (!resuming && fromStored.shards === wanted.shards && fromStored.tagged === wanted.tagged)
+  ) {
     report.unchanged = true;
     if (stored === null) await redis.set(layoutRecordKey(prefix, to.tagged), JSON.stringify(wanted), 'NX');
     return report;
