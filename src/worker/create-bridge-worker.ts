@@ -100,6 +100,12 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
   const log = options.logger ?? pino({ level: 'silent' });
   const layout = options.layout ?? createKeyLayout({ prefix: options.prefix, shards: 1, tagged: false });
   const topology = options.topology ?? singleRedis(options.redisUrl ?? 'redis://127.0.0.1:6379');
+  if (options.shards && !options.shards.some((index) => index >= 0 && index < layout.shards)) {
+    // Before any connection is made, so that nothing is left open.
+    throw new RangeError(
+      `the worker consumes no shard: check worker.shards (${options.shards.join(', ')}); shards are numbered 0 to ${layout.shards - 1}`,
+    );
+  }
   // Workers need maxRetriesPerRequest: null (BullMQ production guide): they block on Redis and must
   // ride out Redis restarts instead of failing commands.
   const connect = (name: string) =>
@@ -125,7 +131,6 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
     }),
   }));
   const consumed = options.shards ? queues.filter((q) => options.shards?.includes(q.shard.index)) : queues;
-  if (consumed.length === 0) throw new RangeError('the worker consumes no shard: check worker.shards');
   const metrics = options.metrics ?? (options.registry ? createWorkerMetrics(options.registry) : undefined);
   const allQueues = queues.flatMap((q) => [q.events, q.timers]);
 
