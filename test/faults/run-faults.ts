@@ -16,6 +16,7 @@ import { killedWorkers } from './scenarios/killed-workers.js';
 import { linkRewriting } from './scenarios/link-rewriting.js';
 import { platformFaults } from './scenarios/platform-faults.js';
 import { redeliveries } from './scenarios/redeliveries.js';
+import { clusterFailover, sentinelFailover } from './scenarios/redis-failover.js';
 import { redisRestart } from './scenarios/redis-restart.js';
 import { formatTextTable } from './support/results-table.js';
 import { parseSuiteArgs } from './support/scale.js';
@@ -28,6 +29,8 @@ const SCENARIOS: readonly Scenario[] = [
   platformFaults,
   clockWindow,
   linkRewriting,
+  sentinelFailover,
+  clusterFailover,
 ];
 
 function newestMtime(dir: string): number {

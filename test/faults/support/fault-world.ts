@@ -1,6 +1,14 @@
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
-import { bridgeKeys, QUEUE_NAMES } from '../../../src/queue/redis-keys.js';
+import { createKeyLayout, type KeyLayout } from '../../../src/queue/key-layout.js';
+import { createRedisClient, type RedisTopology } from '../../../src/queue/redis-connection.js';
+import { type BridgeKeys, QUEUE_NAMES } from '../../../src/queue/redis-keys.js';
+import type { RedisClient } from '../../../src/shared/redis-client.js';
+import {
+  type RedisClusterHandle,
+  type RedisSentinelHandle,
+  startRedisCluster,
+  startRedisSentinel,
+} from '../../../src/shared/redis-topology.js';
 import { type RedisServerHandle, startRedisServer } from '../../../src/shared/start-redis-server.js';
 import {
   type BridgeProcess,
@@ -26,6 +34,125 @@ export const FAULTS = {
 
 export type BridgeMode = 'start' | 'serve' | 'work';
 
+/**
+ * The Redis a world runs on. Every topology keeps the append-only file on. `single` (the default,
+ * scenarios 1-6): one private redis-server, `redis.url` in the config. `sentinel`: a primary with
+ * `replicas` replicas and 3 sentinels (`redis.sentinels` + `redis.name`). `cluster`: `primaries`
+ * primaries with `replicasPerPrimary` replicas each (`redis.cluster.nodes`, `redis.shards`).
+ * `replicas_ack` stays at its default (auto: 1 with sentinels or a cluster).
+ */
+export type FaultRedis =
+  | { kind: 'single' }
+  | { kind: 'sentinel'; replicas: number; downAfterMs?: number; failoverTimeoutMs?: number }
+  | {
+      kind: 'cluster';
+      primaries: number;
+      replicasPerPrimary: number;
+      shards: number;
+      nodeTimeoutMs?: number;
+    };
+
+/** The started topology, for the scenarios that fail parts of it. */
+export type FaultTopology =
+  | { kind: 'single'; server: RedisServerHandle }
+  | { kind: 'sentinel'; sentinel: RedisSentinelHandle }
+  | { kind: 'cluster'; cluster: RedisClusterHandle };
+
+const address = (n: { host: string; port: number }) => `${n.host}:${n.port}`;
+
+async function startTopology(spec: FaultRedis): Promise<FaultTopology> {
+  switch (spec.kind) {
+    case 'single':
+      return { kind: 'single', server: await startRedisServer({ appendOnly: true }) };
+    case 'sentinel':
+      return {
+        kind: 'sentinel',
+        sentinel: await startRedisSentinel({
+          replicas: spec.replicas,
+          sentinels: 3,
+          appendOnly: true,
+          ...(spec.downAfterMs === undefined ? {} : { downAfterMs: spec.downAfterMs }),
+          ...(spec.failoverTimeoutMs === undefined ? {} : { failoverTimeoutMs: spec.failoverTimeoutMs }),
+        }),
+      };
+    case 'cluster':
+      return {
+        kind: 'cluster',
+        cluster: await startRedisCluster({
+          primaries: spec.primaries,
+          replicasPerPrimary: spec.replicasPerPrimary,
+          appendOnly: true,
+          ...(spec.nodeTimeoutMs === undefined ? {} : { nodeTimeoutMs: spec.nodeTimeoutMs }),
+        }),
+      };
+  }
+}
+
+function stopTopology(topology: FaultTopology): Promise<void> {
+  switch (topology.kind) {
+    case 'single':
+      return topology.server.stop();
+    case 'sentinel':
+      return topology.sentinel.stop();
+    case 'cluster':
+      return topology.cluster.stop();
+  }
+}
+
+/** The bridge's own description of the topology (what its config says), for the suite's client. */
+function bridgeTopology(topology: FaultTopology): RedisTopology {
+  switch (topology.kind) {
+    case 'single':
+      return { kind: 'single', url: topology.server.url };
+    case 'sentinel':
+      return {
+        kind: 'sentinel',
+        sentinels: topology.sentinel.sentinels,
+        name: topology.sentinel.name,
+        tls: false,
+        db: 0,
+      };
+    case 'cluster':
+      return { kind: 'cluster', nodes: topology.cluster.nodes, tls: false };
+  }
+}
+
+/**
+ * The example config's `redis:` block (`url:` and the `prefix:` line exampleConfig adds) for the
+ * topology; unchanged for a single Redis, so scenarios 1-6 run on the config they always had.
+ */
+function withTopology(config: string, topology: FaultTopology, spec: FaultRedis): string {
+  if (topology.kind === 'single') return config;
+  const block =
+    topology.kind === 'sentinel'
+      ? `  sentinels: [ ${topology.sentinel.sentinels.map((n) => `"${address(n)}"`).join(', ')} ]\n  name: ${topology.sentinel.name}\n`
+      : `  cluster:\n    nodes: [ ${topology.cluster.nodes.map((n) => `"${address(n)}"`).join(', ')} ]\n  shards: ${spec.kind === 'cluster' ? spec.shards : 1}\n`;
+  const replaced = config.replace(/(redis:\n) {2}url: [^\n]*\n/, `$1${block}`);
+  if (replaced === config) throw new Error('the example config has no `redis:\\n  url:` line to replace');
+  return replaced;
+}
+
+/**
+ * The bridge's keys as the suite reads them: on a cluster, a conversation's keys live in its queue
+ * shard (under that shard's hash tag), the keys of no conversation under the global tag. Per-event
+ * keys (`run`, `dedupe`) cannot be routed from the event key alone there; no cluster scenario
+ * reads them.
+ */
+function suiteKeys(layout: KeyLayout): BridgeKeys {
+  if (layout.shards === 1) return layout.global;
+  const of = (conversationId: string) => layout.shardOf(conversationId).keys;
+  const unroutable = (what: string) => () => {
+    throw new Error(`${what} keys are per shard on a cluster: find the shard from the conversation`);
+  };
+  return {
+    ...layout.global,
+    conversation: (id: string) => of(id).conversation(id),
+    order: (id: string) => of(id).order(id),
+    run: unroutable('run'),
+    dedupe: unroutable('dedupe'),
+  };
+}
+
 export interface FaultWorldOptions {
   config: ExampleEdits;
   processes: BridgeMode[];
@@ -37,6 +164,8 @@ export interface FaultWorldOptions {
   workMetrics?: boolean;
   /** More flags for the emulator process (e.g. `--image-links`). */
   emulatorArgs?: readonly string[];
+  /** The Redis topology; one redis-server by default. */
+  redis?: FaultRedis;
 }
 
 /**
@@ -46,8 +175,9 @@ export interface FaultWorldOptions {
  * Nothing here touches the shared Redis on 6379; everything listens on 127.0.0.1.
  */
 export async function createFaultWorld(options: FaultWorldOptions) {
-  const redisServer: RedisServerHandle = await startRedisServer({ appendOnly: true });
-  const cleanups: (() => Promise<unknown>)[] = [() => redisServer.stop()];
+  const spec: FaultRedis = options.redis ?? { kind: 'single' };
+  const topology = await startTopology(spec);
+  const cleanups: (() => Promise<unknown>)[] = [() => stopTopology(topology)];
   let closed: Promise<void> | undefined;
   const cleanup = () => {
     closed ??= (async () => {
@@ -59,13 +189,26 @@ export async function createFaultWorld(options: FaultWorldOptions) {
   options.signal.addEventListener('abort', onAbort, { once: true });
   cleanups.push(async () => options.signal.removeEventListener('abort', onAbort));
   try {
-    const redis = new Redis(redisServer.url, { maxRetriesPerRequest: null, connectionName: 'faults-suite' });
+    // The suite's own client follows the topology as the bridge does (Sentinel: the current
+    // primary; cluster: every shard), so it reads the same data after a failover.
+    const redis: RedisClient = createRedisClient(bridgeTopology(topology), {
+      maxRetriesPerRequest: null,
+      connectionName: 'faults-suite',
+    });
     redis.on('error', () => {});
-    const eventsQueue = new Queue(QUEUE_NAMES.events, { connection: redis, prefix: FAULTS.prefix });
-    // Redis is killed on purpose in one scenario: connection errors are expected, not news.
-    eventsQueue.on('error', () => {});
+    const layout = createKeyLayout({
+      prefix: FAULTS.prefix,
+      shards: spec.kind === 'cluster' ? spec.shards : 1,
+      tagged: spec.kind === 'cluster',
+    });
+    const eventsQueues = layout.all.map((shard) => {
+      const queue = new Queue(QUEUE_NAMES.events, { connection: redis, prefix: shard.queuePrefix });
+      // Redis is killed on purpose in some scenarios: connection errors are expected, not news.
+      queue.on('error', () => {});
+      return queue;
+    });
     cleanups.push(async () => {
-      await eventsQueue.close();
+      await Promise.allSettled(eventsQueues.map((queue) => queue.close()));
       redis.disconnect();
     });
     const crm = await startCrmSink(FAULTS.crmSecret);
@@ -84,7 +227,7 @@ export async function createFaultWorld(options: FaultWorldOptions) {
       ...(options.emulatorArgs ? { extraArgs: options.emulatorArgs } : {}),
     });
     cleanups.push(() => emulator.stop());
-    const file = await writeTempConfig(await exampleConfig(options.config));
+    const file = await writeTempConfig(withTopology(await exampleConfig(options.config), topology, spec));
     cleanups.push(() => file.cleanup());
     const env: Record<string, string> = {
       PLATFORM_BASE_URL: emulator.url,
@@ -92,7 +235,7 @@ export async function createFaultWorld(options: FaultWorldOptions) {
       SECRET_KEY: FAULTS.secret,
       WEBHOOK_SECRET: FAULTS.webhookSecret,
       PORT: String(receiverPort),
-      REDIS_URL: redisServer.url,
+      ...(topology.kind === 'single' ? { REDIS_URL: topology.server.url } : {}),
       REDIS_PREFIX: FAULTS.prefix,
       CRM_WEBHOOK_URL: crm.url,
       CRM_SECRET: FAULTS.crmSecret,
@@ -115,9 +258,15 @@ export async function createFaultWorld(options: FaultWorldOptions) {
     };
     await Promise.all(options.processes.map((mode) => launch(mode)));
 
-    const keys = bridgeKeys(FAULTS.prefix);
+    const keys = suiteKeys(layout);
     const world = {
-      redisServer,
+      /** The one redis-server of a single-Redis world (scenarios that kill and restart it). */
+      get redisServer(): RedisServerHandle {
+        if (topology.kind !== 'single') throw new Error(`this world runs on a ${topology.kind} topology`);
+        return topology.server;
+      },
+      topology,
+      layout,
       redis,
       keys,
       crm,
@@ -150,8 +299,10 @@ export async function createFaultWorld(options: FaultWorldOptions) {
       },
       /** Events jobs not finished yet (waiting, running, parked behind their conversation, backing off). */
       async pendingJobs(): Promise<number> {
-        const counts = await eventsQueue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
-        return Object.values(counts).reduce((sum, n) => sum + n, 0);
+        const counts = await Promise.all(
+          eventsQueues.map((queue) => queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')),
+        );
+        return counts.flatMap((c) => Object.values(c)).reduce((sum, n) => sum + n, 0);
       },
       /**
        * Waits until the platform has nothing left to deliver and the bridge nothing left to do, and
@@ -180,6 +331,7 @@ export async function createFaultWorld(options: FaultWorldOptions) {
        * the conversation and rate-limit pauses included) and attempts made (`atm`, failed runs).
        */
       async jobStats(): Promise<{ id: string; started: number; attempts: number }[]> {
+        if (topology.kind === 'cluster') throw new Error('jobStats reads one Redis; this world is a cluster');
         const stats: { id: string; started: number; attempts: number }[] = [];
         const jobPrefix = `${FAULTS.prefix}:${QUEUE_NAMES.events}:`;
         let cursor = '0';

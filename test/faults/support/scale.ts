@@ -1,6 +1,9 @@
 import { FaultSuiteError } from './fault-suite-error.js';
 import type { Scale } from './scenario.js';
 
+/** Scenarios of the suite, numbered from 1 (test/faults/run-faults.ts SCENARIOS). */
+export const SCENARIO_COUNT = 8;
+
 export interface SuiteArgs {
   scale: Scale;
   /** Scenario ids to run (all when empty). */
@@ -46,10 +49,10 @@ export function parseSuiteArgs(argv: readonly string[], env: NodeJS.ProcessEnv):
       ? []
       : onlyText.split(',').map((part) => {
           const n = Number(part.trim());
-          if (!Number.isInteger(n) || n < 1 || n > 6) {
+          if (!Number.isInteger(n) || n < 1 || n > SCENARIO_COUNT) {
             throw new FaultSuiteError(
               'BAD_ARGS',
-              `--only takes scenario numbers from 1 to 6 separated by commas, got ${JSON.stringify(onlyText)}`,
+              `--only takes scenario numbers from 1 to ${SCENARIO_COUNT} separated by commas, got ${JSON.stringify(onlyText)}`,
             );
           }
           return n;

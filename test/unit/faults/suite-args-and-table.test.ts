@@ -19,8 +19,8 @@ describe('parseSuiteArgs', () => {
     [[], { FAULTS_SCALE: 'tiny' }, 'FAULTS_SCALE must be "full" or "reduced", got "tiny"'],
     [['--fast'], {}, 'unknown argument "--fast": use --reduced, --full or --only 1,3'],
     [['--only'], {}, '--only needs scenario numbers, e.g. --only 1,3'],
-    [['--only', '1,9'], {}, '--only takes scenario numbers from 1 to 6 separated by commas, got "1,9"'],
-    [['--only', 'one'], {}, '--only takes scenario numbers from 1 to 6 separated by commas, got "one"'],
+    [['--only', '1,9'], {}, '--only takes scenario numbers from 1 to 8 separated by commas, got "1,9"'],
+    [['--only', 'one'], {}, '--only takes scenario numbers from 1 to 8 separated by commas, got "one"'],
   ])('rejects %j %j', (argv, env, message) => {
     expect(() => parseSuiteArgs(argv, env)).toThrow(message);
   });
