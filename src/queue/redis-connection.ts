@@ -81,9 +81,13 @@ export function createRedisClient(topology: RedisTopology, options: RedisOptions
         ...(topology.sentinelUsername === undefined ? {} : { sentinelUsername: topology.sentinelUsername }),
         ...(topology.sentinelPassword === undefined ? {} : { sentinelPassword: topology.sentinelPassword }),
         ...(topology.tls ? { tls: {}, enableTLSForSentinelMode: true } : {}),
-        // Subscribe to the sentinels' +switch-master: reconnect at once on a failover instead of
-        // at the next error from the demoted node.
-        failoverDetector: true,
+        // No `failoverDetector`: in ioredis 5.11 a +switch-master that arrives while the client is
+        // asking the sentinels for the primary leaves it in status `end`, never reconnecting (fault
+        // row 7 caught a receiver answering 503 for good; compare redis/ioredis#1683). A killed
+        // primary closes the connection anyway, and a demoted one answers writes with READONLY,
+        // which makes the client ask the sentinels again (below). Writes that reach a primary cut
+        // off from its replicas are never acknowledged: WAIT finds no replica (ingest-event.ts).
+        reconnectOnError: (error: Error) => (error.message.startsWith('READONLY') ? 2 : false),
         // Retry sentinels quickly while none answers (the default waits up to 10 s).
         sentinelRetryStrategy: (times: number) => Math.min(times * 100, 1_000),
       });

@@ -662,8 +662,10 @@ export async function startRedisSentinel(options: RedisSentinelOptions = {}): Pr
       // Its config file may still say "primary" (it died as one). Started like that it would take
       // writes for the ~8 s a sentinel waits before converting it; start it as a replica instead.
       await node.start(['--replicaof', HOST, String(current.port)]);
-      await waitUntil(`node ${port} to replicate from ${current.port}`, 30_000, async () => {
-        await linkUp(port, current.port);
+      // The primary is asked again on every probe: on a loaded machine the sentinels may fail over
+      // once more meanwhile (a slow answer looks like a dead primary) and point this node elsewhere.
+      await waitUntil(`node ${port} to replicate from the current primary`, 30_000, async () => {
+        await linkUp(port, (await primary()).port);
         return sentinelsSee([port]);
       });
     },

@@ -1,3 +1,5 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { createKeyLayout, type KeyLayout } from '../../../src/queue/key-layout.js';
 import { createRedisClient, type RedisTopology } from '../../../src/queue/redis-connection.js';
@@ -243,6 +245,16 @@ export async function createFaultWorld(options: FaultWorldOptions) {
     const bridges: BridgeProcess[] = [];
     const metricsOrigins = new Map<BridgeProcess, string>();
     cleanups.push(() => Promise.allSettled(bridges.map((b) => b.stop('SIGKILL'))));
+    // FAULTS_LOG_DIR=DIR keeps every bridge process's log (to study a failing run).
+    const logDir = process.env.FAULTS_LOG_DIR;
+    if (logDir) {
+      cleanups.push(async () => {
+        await mkdir(logDir, { recursive: true });
+        for (const [i, b] of bridges.entries()) {
+          await writeFile(join(logDir, `${i}-${b.proc.spawnargs[2] ?? 'bridge'}.log`), b.logs.join('\n'));
+        }
+      });
+    }
     const launch = async (mode: BridgeMode) => {
       const port = mode === 'work' && options.workMetrics ? await findFreePort() : undefined;
       const bridge = await spawnBridge(
