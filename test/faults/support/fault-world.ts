@@ -369,6 +369,28 @@ export async function createFaultWorld(options: FaultWorldOptions) {
       async deadLetters(): Promise<number> {
         return redis.zcard(keys.deadIndex);
       },
+      /** `conversation: code: reason (actions)` of a few dead letters, for a failure's problem list. */
+      async deadLetterReasons(limit = 3): Promise<string[]> {
+        const ids = await redis.zrange(keys.deadIndex, 0, limit - 1);
+        const out: string[] = [];
+        for (const id of ids) {
+          const raw = await redis.get(keys.dead(id));
+          if (!raw) continue;
+          const entry = JSON.parse(raw) as {
+            conversationId?: string | null;
+            code?: string;
+            reason?: string;
+            actions?: { id: string; state: string; detail?: string }[];
+          };
+          const actions = (entry.actions ?? []).map(
+            (a) => `${a.id} ${a.state}${a.detail ? ` (${a.detail})` : ''}`,
+          );
+          out.push(
+            `${entry.conversationId ?? '-'}: ${entry.code ?? '?'}: ${entry.reason ?? '?'} [${actions.join('; ')}]`,
+          );
+        }
+        return out;
+      },
       close: cleanup,
     };
     return world;

@@ -15,6 +15,8 @@ export interface ActionCheck {
   tally: Tally;
   forwards: ForwardTally;
   deadLetters: number;
+  /** Why (a few of) the dead letters were made. */
+  deadLetterReasons: string[];
 }
 
 /**
@@ -54,7 +56,9 @@ export async function verifyActions(
       return conversationId !== undefined && wanted.has(conversationId);
     }),
   );
-  return { tally, forwards, deadLetters: await world.deadLetters() };
+  const deadLetters = await world.deadLetters();
+  const deadLetterReasons = deadLetters > 0 ? await world.deadLetterReasons() : [];
+  return { tally, forwards, deadLetters, deadLetterReasons };
 }
 
 /** Problems of an action check, for a scenario's failure list. */
@@ -65,7 +69,9 @@ export function actionProblems(check: ActionCheck, options: { resentAllowed: boo
   if (f.unknown > 0) problems.push(`${f.unknown} CRM forward(s) with an unexpected webhook-id`);
   if (f.unsigned > 0) problems.push(`${f.unsigned} CRM forward(s) failed signature verification`);
   if (!options.resentAllowed && f.resent > 0) problems.push(`${f.resent} CRM forward(s) sent twice`);
-  if (check.deadLetters > 0) problems.push(`${check.deadLetters} dead letter(s)`);
+  if (check.deadLetters > 0) {
+    problems.push(`${check.deadLetters} dead letter(s): ${check.deadLetterReasons.join(' | ')}`);
+  }
   return problems;
 }
 
