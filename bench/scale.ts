@@ -83,6 +83,12 @@ export interface ScaleResult {
   rows: ScaleRow[];
   /** Redis memory (used_memory) per event accepted and not yet processed (only `serve` running). */
   pendingBytesPerEvent: number;
+  /**
+   * Redis memory per event once processed, kept until it expires: the dedupe marker
+   * (receiver.dedupe_window, 72 h), the conversation's state, the completed batch job (by age
+   * and count). The figure for sizing a Redis for a given event rate.
+   */
+  processedBytesPerEvent: number;
 }
 
 /**
@@ -90,7 +96,7 @@ export interface ScaleResult {
  * processes; used_memory before and after, divided by the count (batch jobs, order slots, dedupe
  * markers, arrival counters: what a backlog costs while the workers are away).
  */
-async function pendingMemory(dir: string, events: number): Promise<number> {
+async function pendingMemory(dir: string, events: number): Promise<{ pending: number; processed: number }> {
   const stops: (() => Promise<void>)[] = [];
   try {
     const server = await startRedisServer({ appendOnly: true, dir: await mkdtemp(join(dir, 'redis-')) });
@@ -117,6 +123,8 @@ async function pendingMemory(dir: string, events: number): Promise<number> {
       [
         '--url',
         `http://127.0.0.1:${port}/webhook`,
+        '--api',
+        api.url,
         '-n',
         String(events),
         '-c',
@@ -126,9 +134,28 @@ async function pendingMemory(dir: string, events: number): Promise<number> {
       ],
       120_000,
     ).catch(() => undefined);
-    if ((await client.llen('cb:events:wait')) === 0)
-      throw new Error('pendingMemory: no events waiting: the serve process did not store them');
-    return Math.round((await used()) - before) / events;
+    // Events stored = the arrival counter (each accepted event took one number).
+    const stored = Number((await client.get('cb:bridge:arrival')) ?? '0');
+    if (stored === 0) throw new Error('pendingMemory: no event was stored: the serve process took none');
+    const pending = ((await used()) - before) / stored;
+    // Then a worker processes the backlog; what stays is what every processed event leaves behind.
+    const workPort = await findFreePort();
+    const work = spawnNode(
+      [...launcherNodeFlags(), CLI, 'work', '--config', configPath, '--port', String(workPort)],
+      { ...HARNESS_ENV, PLATFORM_BASE_URL: api.url, PORT: String(port), REDIS_URL: server.url },
+    );
+    stops.push(() => stopChild(work.child));
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      const left = (await client.llen('cb:events:wait')) + (await client.zcard('cb:events:delayed'));
+      const active = await client.llen('cb:events:active');
+      if (left + active === 0) break;
+      if (Date.now() > deadline)
+        throw new Error(`pendingMemory: the worker did not drain the backlog: ${work.output()}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    const processed = ((await used()) - before) / stored;
+    return { pending, processed };
   } finally {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
   }
@@ -204,17 +231,13 @@ async function runConfig(config: ScaleConfig, dir: string): Promise<ScaleRow> {
       for (let i = 0; i < config.workers; i++) await spawnBridge('work');
     }
     const url = `http://127.0.0.1:${port}/webhook`;
-    await runLoad(
-      ['--url', url, '-n', String(WARMUP), '-c', String(CONCURRENCY), '--timeout', '60'],
-      120_000,
-    );
+    const common = ['--url', url, '--api', api.url, '-c', String(CONCURRENCY), '--timeout', '120'];
+    await runLoad([...common, '-n', String(WARMUP), '--settle', '1'], 300_000);
     for (const p of primaries) await p.client.config('RESETSTAT');
     const redis0 = await redisFigures(primaries);
     const cpu0 = await Promise.all(pids.map(cpuSeconds));
-    const load = await runLoad(
-      ['--url', url, '-n', String(EVENTS), '-c', String(CONCURRENCY), '--timeout', '120'],
-      240_000,
-    );
+    // --settle 0: the counters stop when the last expected call has arrived.
+    const load = await runLoad([...common, '-n', String(EVENTS), '--settle', '0'], 600_000);
     const cpu1 = await Promise.all(pids.map(cpuSeconds));
     const redis1 = await redisFigures(primaries);
     const bridgeCpu = cpu1.reduce((n, c, i) => n + c - (cpu0[i] ?? 0), 0);
@@ -246,6 +269,7 @@ export async function runScaleBench(): Promise<ScaleResult> {
     events: EVENTS,
     rows: [],
     pendingBytesPerEvent: 0,
+    processedBytesPerEvent: 0,
   };
   const dir = await mkdtemp(join(tmpdir(), 'convo-bridge-scale-'));
   try {
@@ -254,7 +278,9 @@ export async function runScaleBench(): Promise<ScaleResult> {
       result.rows.push(await runConfig(config, dir));
     }
     console.error('bench:scale: memory per pending event');
-    result.pendingBytesPerEvent = round(await pendingMemory(dir, 2_000), 0);
+    const memory = await pendingMemory(dir, 2_000);
+    result.pendingBytesPerEvent = round(memory.pending, 0);
+    result.processedBytesPerEvent = round(memory.processed, 0);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -291,7 +317,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   );
   console.log(scaleTable(result));
   console.log(
-    `Redis memory per pending event (accepted, not yet processed): ${result.pendingBytesPerEvent} bytes`,
+    `Redis memory per event: ${result.pendingBytesPerEvent} bytes while pending (accepted, not processed); ${result.processedBytesPerEvent} bytes once processed (dedupe marker for receiver.dedupe_window, conversation state, completed job until removed)`,
   );
   await mkdir(join(here, 'results'), { recursive: true });
   await writeFile(join(here, 'results', 'scale.json'), `${JSON.stringify(result, null, 2)}\n`);
