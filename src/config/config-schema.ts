@@ -283,6 +283,20 @@ const redisSchema = z
         }
       }
     }
+    if ((r.url !== undefined || given.length === 0) && r.tls) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['tls'],
+        message: 'tls is for sentinels or cluster; with url, write rediss:// for TLS',
+      });
+    }
+    if ((r.url !== undefined || given.length === 0) && r.db !== 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['db'],
+        message: 'db is for sentinels; with url, put the database in the URL (redis://host:6379/2)',
+      });
+    }
     if (r.cluster && r.db !== 0) {
       ctx.addIssue({ code: 'custom', path: ['db'], message: 'a Redis Cluster has only database 0' });
     }

@@ -75,6 +75,11 @@ describe('redis topology config', () => {
     ['redis:\n  sentinels: [ "a" ]\n  name: m\n', /^redis\.sentinels\.0: expected host:port/],
     ['redis:\n  cluster: { nodes: [] }\n', /^redis\.cluster\.nodes: list at least one cluster node/],
     ['redis:\n  cluster: { nodes: [ "a:1" ] }\n  db: 3\n', /^redis\.db: a Redis Cluster has only database 0/],
+    [
+      'redis:\n  url: redis://x:6379\n  tls: true\n',
+      /^redis\.tls: tls is for sentinels or cluster; with url, write rediss:\/\/ for TLS/,
+    ],
+    ['redis:\n  db: 2\n', /^redis\.db: db is for sentinels; with url, put the database in the URL/],
     ['redis:\n  shards: 0\n', /^redis\.shards: /],
     ['redis:\n  shards: 200\n', /^redis\.shards: /],
     [
