@@ -162,17 +162,41 @@ export function createEventProducer(options: EventProducerOptions): EventProduce
   const shards = layout.all.map(makeShard);
   const route = (event: ConversationEvent): Promise<IngestResult> =>
     (shards[layout.shardOf(event.conversationId).index] as (typeof shards)[number]).commit(event);
+  // Until the layout is known good, an event waits for the check at most `commandTimeoutMs` (the
+  // check takes one round trip once Redis answers), then is refused (503, the platform retries).
+  // Waiters are dropped when they give up, so a Redis that stays away holds no events in memory,
+  // and nothing is stored after its webhook was answered 503.
   let layoutOk = options.layoutChecked === undefined;
+  const waiters = new Set<() => void>();
   void options.layoutChecked?.then(
     () => {
       layoutOk = true;
+      for (const wake of waiters) wake();
+      waiters.clear();
     },
     () => undefined,
   );
-  const ingest = (event: ConversationEvent): Promise<IngestResult> =>
-    layoutOk || options.layoutChecked === undefined
-      ? route(event)
-      : options.layoutChecked.then(() => route(event));
+  const notChecked = () =>
+    new ReceiverError(
+      'Redis has not answered since the receiver started (the key layout is not checked yet)',
+      {
+        code: 'RECEIVER_REDIS_UNAVAILABLE',
+      },
+    );
+  const ingest = (event: ConversationEvent): Promise<IngestResult> => {
+    if (layoutOk) return route(event);
+    return new Promise<IngestResult>((resolve, reject) => {
+      const wake = () => {
+        clearTimeout(timer);
+        route(event).then(resolve, reject);
+      };
+      const timer = setTimeout(() => {
+        waiters.delete(wake);
+        reject(notChecked());
+      }, options.commandTimeoutMs);
+      waiters.add(wake);
+    });
+  };
 
   return {
     redis,
