@@ -37,6 +37,9 @@ export default defineConfig({
             'test/integration/e2e/dead-letters-auth-forms.e2e.test.ts',
           ],
           globalSetup: ['test/support/cluster-setup.ts'],
+          // After the other projects, not beside them: its six redis-server processes and their
+          // ports raced the integration tests' free-port picks (EADDRINUSE once in a CI run).
+          sequence: { groupOrder: 1 },
           fileParallelism: false,
           testTimeout: 60_000,
           hookTimeout: 60_000,
