@@ -28,6 +28,13 @@ export const TOOLS: readonly Tool[] = [
     aptPackage: 'redis-server',
     present: () => spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0,
   },
+  {
+    // `redis-cli --cluster create` builds the test clusters (issue 14); apt's redis-server brings
+    // it, a redis-server built or installed some other way may not.
+    name: 'redis-cli',
+    aptPackage: 'redis-tools',
+    present: () => spawnSync('redis-cli', ['--version'], { stdio: 'ignore' }).status === 0,
+  },
   { name: `Chromium (${CHROMIUM_PATH})`, aptPackage: 'chromium', present: () => existsSync(CHROMIUM_PATH) },
 ];
 
