@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { SendChain } from './conversation-facts.js';
 
 /**
  * The action ledger: one record per (event, action) kept in Redis, written BEFORE and AFTER every
@@ -13,8 +14,10 @@ import { z } from 'zod';
  *
  * When a run finds `started`, the previous attempt may or may not have reached the platform, so
  * the action is reconciled against the conversation's history before anything is sent again.
- * `after` (set only when the same text was sent into the conversation moments before, see
- * execute-actions.ts) is the highest history id when the call began: nothing up to it can be ours.
+ * When the same text was sent into the conversation moments before (see execute-actions.ts),
+ * `chain` says how many of them there were since when (when all are known to have reached the
+ * platform), or `after` is the highest history id when the call began: either way reconciliation
+ * cannot take an earlier message for this one.
  */
 export const LEDGER_STATES = ['started', 'done', 'retry', 'failed', 'skipped'] as const;
 export type LedgerState = (typeof LEDGER_STATES)[number];
@@ -29,13 +32,18 @@ export const LedgerEntrySchema = z.object({
   detail: z.string().optional(),
   /** For `started`: history messages with an id up to this one existed before the call began. */
   after: z.number().int().nonnegative().optional(),
+  /**
+   * For `started`: the same text's earlier sends, all known to have reached the platform, in a run
+   * that began at `since` (ms): that many of its messages from then on are not this action's.
+   */
+  chain: z.object({ since: z.number().int().positive(), count: z.number().int().positive() }).optional(),
 });
 export type LedgerEntry = z.infer<typeof LedgerEntrySchema>;
 
 /** What a run must do with an action, given its ledger entry. */
 export type LedgerDecision =
   | { kind: 'run' } // never begun, or provably not sent: call the platform
-  | { kind: 'reconcile'; startedAt: number; after?: number } // outcome unknown: look at history first
+  | { kind: 'reconcile'; startedAt: number; after?: number; chain?: SendChain } // outcome unknown: look at history first
   | { kind: 'finished'; state: 'done' | 'failed' | 'skipped' }; // nothing to do
 
 export function decide(entry: LedgerEntry | undefined): LedgerDecision {
@@ -43,10 +51,12 @@ export function decide(entry: LedgerEntry | undefined): LedgerDecision {
   switch (entry.state) {
     case 'retry':
       return { kind: 'run' };
-    case 'started':
-      return entry.after === undefined
-        ? { kind: 'reconcile', startedAt: entry.at }
-        : { kind: 'reconcile', startedAt: entry.at, after: entry.after };
+    case 'started': {
+      const decision: LedgerDecision = { kind: 'reconcile', startedAt: entry.at };
+      if (entry.after !== undefined) decision.after = entry.after;
+      if (entry.chain !== undefined) decision.chain = entry.chain;
+      return decision;
+    }
     case 'done':
     case 'failed':
     case 'skipped':
@@ -54,9 +64,20 @@ export function decide(entry: LedgerEntry | undefined): LedgerDecision {
   }
 }
 
-export function begin(previous: LedgerEntry | undefined, now: number, after?: number): LedgerEntry {
+/** What rules out a same-text message sent moments before this call (see execute-actions.ts). */
+export interface CollisionGuard {
+  after?: number;
+  chain?: SendChain;
+}
+
+export function begin(
+  previous: LedgerEntry | undefined,
+  now: number,
+  guard: CollisionGuard = {},
+): LedgerEntry {
   const entry: LedgerEntry = { state: 'started', at: now, tries: (previous?.tries ?? 0) + 1 };
-  if (after !== undefined) entry.after = after;
+  if (guard.after !== undefined) entry.after = guard.after;
+  if (guard.chain !== undefined) entry.chain = guard.chain;
   return entry;
 }
 

@@ -26,6 +26,13 @@ export const CONVERSATION_FIELDS = {
   sentId: 'S:',
 } as const;
 
+export interface SendChain {
+  /** ms: when the first send of the run began. */
+  since: number;
+  /** Sends in the run, every one done. */
+  count: number;
+}
+
 export interface StoredFacts {
   lastCustomerMessageAt: Date | null;
   /** Event key of the first customer message the bridge saw in this conversation. */
@@ -37,6 +44,13 @@ export interface StoredFacts {
   cooldowns: Record<string, string>;
   /** Text hash -> ms when a note or reply with that text was last sent (see execute-actions.ts). */
   recentlySent: Record<string, number>;
+  /**
+   * Text hash -> the run of sends of that text, each within the collision window of the next, when
+   * every one of them is known to have reached the platform: when the first began and how many
+   * there were. Absent when that is not known (a send in flight, of unknown outcome, or a text the
+   * platform may store as several messages or none). See execute-actions.ts.
+   */
+  recentChains: Record<string, SendChain>;
   /** Message id -> ms when the bridge sent it (to recognise the platform's echo of it). */
   sentIds: Record<string, number>;
 }
@@ -56,13 +70,17 @@ export function toStoredFacts(hash: Record<string, string> | readonly unknown[])
   const onceMarks: Record<string, string> = {};
   const cooldowns: Record<string, string> = {};
   const recentlySent: Record<string, number> = {};
+  const recentChains: Record<string, SendChain> = {};
   const sentIds: Record<string, number> = {};
   for (const [field, value] of Object.entries(fields)) {
     const prefix = field.slice(0, 2);
     if (prefix === CONVERSATION_FIELDS.once) onceMarks[field.slice(2)] = value;
     else if (prefix === CONVERSATION_FIELDS.cooldown) cooldowns[field.slice(2)] = value;
-    else if (prefix === CONVERSATION_FIELDS.recent) recentlySent[field.slice(2)] = Number(value);
-    else if (prefix === CONVERSATION_FIELDS.sentId) sentIds[field.slice(2)] = Number(value);
+    else if (prefix === CONVERSATION_FIELDS.recent) {
+      const mark = parseSentMark(value);
+      recentlySent[field.slice(2)] = mark.at;
+      if (mark.chain) recentChains[field.slice(2)] = mark.chain;
+    } else if (prefix === CONVERSATION_FIELDS.sentId) sentIds[field.slice(2)] = Number(value);
   }
   return {
     lastCustomerMessageAt: parseDate(fields.lastIn),
@@ -71,8 +89,28 @@ export function toStoredFacts(hash: Record<string, string> | readonly unknown[])
     onceMarks,
     cooldowns,
     recentlySent,
+    recentChains,
     sentIds,
   };
+}
+
+/**
+ * A sent-text mark (`R:<hash>`): `<ms>` alone, or `<ms>|<since>|<count>` when the run of sends it
+ * closes is known (`SendChain`). Anything else (an older version's value included) reads as
+ * "not known": the safe reading, which makes the next send of the text read the history first.
+ */
+export function parseSentMark(value: string): { at: number; chain: SendChain | null } {
+  const parts = value.split('|');
+  const at = Number(parts[0]);
+  if (parts.length !== 3) return { at, chain: null };
+  const since = Number(parts[1]);
+  const count = Number(parts[2]);
+  const valid = Number.isSafeInteger(since) && since > 0 && Number.isSafeInteger(count) && count > 0;
+  return valid ? { at, chain: { since, count } } : { at, chain: null };
+}
+
+export function formatSentMark(at: number, chain: SendChain | null): string {
+  return chain ? `${at}|${chain.since}|${chain.count}` : String(at);
 }
 
 /** The facts alone (a fired timer reads them; an event's run gets them from prepare-run.ts). */

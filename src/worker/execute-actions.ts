@@ -2,9 +2,14 @@ import { createHash } from 'node:crypto';
 import type { ConversationEvent } from '../events/conversation-event.js';
 import type { RunLogger } from '../observe/logger.js';
 import type { BridgeKeys } from '../queue/redis-keys.js';
-import { begin, decide, finish, type LedgerEntry } from './action-ledger.js';
+import { begin, type CollisionGuard, decide, finish, type LedgerEntry } from './action-ledger.js';
 import { classifyFailure, type FailureClass, type PlatformErrorClassifier } from './classify-failure.js';
-import { CONVERSATION_FIELDS, type StoredFacts } from './conversation-facts.js';
+import {
+  CONVERSATION_FIELDS,
+  formatSentMark,
+  type SendChain,
+  type StoredFacts,
+} from './conversation-facts.js';
 import { sentIdField, staleSentIds } from './own-sends.js';
 import type { ForwardPort, HistoryMessage, PlannedAction, PlatformPort, RulesPort } from './ports.js';
 import { comparableText, reconcileAgainstHistory } from './reconcile-action.js';
@@ -162,15 +167,18 @@ async function runOne(
       action,
       decision.startedAt,
       await loadHistory(),
-      claimedMessageIds(ledger),
+      // A known run of earlier sends counts every message of the text, claimed ones included.
+      decision.chain ? new Set() : claimedMessageIds(ledger),
       ctx.reconcileSkewMs,
       decision.after,
+      decision.chain,
     );
     if (verdict.kind === 'present') {
       const detail = verdict.messageId ? `message ${verdict.messageId}` : 'reconciled: found in history';
       if (action.type === 'reply' && action.once) markOnce(ctx, action.once.key, ctx.now());
       record(ctx, action.id, finish(previous, 'done', Date.now(), detail));
-      rememberSent(ctx, action);
+      // Which of the text's earlier sends were ours is not known here: the mark says so.
+      markSent(ctx, { field: sentTextKey(action), prior: null });
       rememberSentId(ctx, detail);
       ctx.log.info(
         { action: action.id },
@@ -200,11 +208,12 @@ async function runOne(
   const started = begin(
     previous,
     Date.now(),
-    idempotent ? undefined : await historyFloor(action, ctx, loadHistory),
+    idempotent ? undefined : await collisionGuard(action, ctx, loadHistory),
   );
+  let mark: SendingMark | undefined;
   if (!idempotent) {
     // From here on the text may be on the platform (even if this process dies mid-call)...
-    rememberSent(ctx, action);
+    mark = markSending(ctx, action);
     await ctx.state.commit(action.id, started);
   }
   try {
@@ -212,7 +221,7 @@ async function runOne(
     record(ctx, action.id, finish(started, 'done', Date.now(), detail));
     rememberSentId(ctx, detail);
     // ...and a slow call may have put it there late: count the window from now.
-    rememberSent(ctx, action);
+    if (mark) markSent(ctx, mark);
     return withDetail({ ...base, state: 'done' }, detail);
   } catch (error) {
     const failure = classifyFailure(error, ctx.classifyPlatformError);
@@ -250,8 +259,12 @@ async function runOne(
  * skew` on, finds the FIRST message and wrongly counts the second action as done: the second note
  * or reply is lost. So every note and reply sent is remembered per conversation for a short while
  * (when its call begins, and again when it ends), and a call whose text was sent that recently
- * records the conversation's last history id before it begins (`after` in the ledger):
- * reconciliation then ignores everything up to it. The history is read only in that case.
+ * records, before it begins, what rules those earlier messages out. When every earlier send of
+ * the text in that run of sends is known to have reached the platform (the mark says when the run
+ * began and how many there were: `chain` in the ledger), reconciliation counts the text's messages
+ * since then and finds this one's only if there is one more. Otherwise (a send of unknown outcome,
+ * an older version's mark) the conversation's last history id is read first (`after`), and
+ * reconciliation ignores everything up to it. The history is read only in that second case.
  */
 export function sentTextKey(action: PlannedAction): string | null {
   let text: string;
@@ -268,12 +281,60 @@ export function sentTextKey(action: PlannedAction): string | null {
 /** How long a sent text can be mistaken for a later one: the skew on both clocks, and a second of `sent_at` rounding. */
 const collisionWindowMs = (ctx: ExecutionContext) => 2 * ctx.reconcileSkewMs + 1_000;
 
-function rememberSent(ctx: ExecutionContext, action: PlannedAction): void {
+/** A note or reply about to be sent: its text mark, and the known run of the text's earlier sends. */
+interface SendingMark {
+  field: string | null;
+  /** The earlier sends this one continues ({since: now, count: 0} when none); null when not known. */
+  prior: SendChain | null;
+}
+
+/**
+ * Before a note or reply: marks its text as being sent now, as "not known" (a crash mid-call must
+ * leave a mark that says so), keeping the run of the text's earlier sends for `markSent`.
+ */
+function markSending(ctx: ExecutionContext, action: PlannedAction): SendingMark {
   const field = sentTextKey(action);
+  if (field === null) return { field, prior: null };
+  const now = Date.now();
+  const sentAt = ctx.facts.recentlySent[field];
+  const inWindow = sentAt !== undefined && now - sentAt <= collisionWindowMs(ctx);
+  const prior = !countable(action)
+    ? null
+    : inWindow
+      ? (ctx.facts.recentChains[field] ?? null)
+      : { since: now, count: 0 };
+  ctx.facts.recentlySent[field] = now;
+  delete ctx.facts.recentChains[field];
+  ctx.state.stageConversation(`${CONVERSATION_FIELDS.recent}${field}`, String(now));
+  return { field, prior };
+}
+
+/**
+ * After the call (the window counts from now): the mark again, with the run of sends it closes
+ * when this send is done and every earlier one in the run is known. A later send of the same
+ * text then needs no history read before its call (`collisionGuard`).
+ */
+function markSent(ctx: ExecutionContext, mark: SendingMark): void {
+  const { field, prior } = mark;
   if (field === null) return;
   const now = Date.now();
+  const chain = prior ? { since: prior.since, count: prior.count + 1 } : null;
   ctx.facts.recentlySent[field] = now;
-  ctx.state.stageConversation(`${CONVERSATION_FIELDS.recent}${field}`, String(now));
+  if (chain) ctx.facts.recentChains[field] = chain;
+  else delete ctx.facts.recentChains[field];
+  ctx.state.stageConversation(`${CONVERSATION_FIELDS.recent}${field}`, formatSentMark(now, chain));
+}
+
+/**
+ * Sends that can be counted in the history: exactly one message each. A text of links only may be
+ * stored as several image messages, or as nothing once unreachable links are removed (interface,
+ * POST /v1/message, behaviour 3), so its sends are never counted.
+ */
+function countable(action: PlannedAction): boolean {
+  if (action.type === 'note') return comparableText(action.text) !== '';
+  if (action.type === 'reply')
+    return !('text' in action.message) || comparableText(action.message.text) !== '';
+  return false;
 }
 
 /** Sent-text marks too old to matter (a run's finish step deletes them from the conversation hash). */
@@ -303,17 +364,25 @@ function timerTimes(action: Extract<PlannedAction, { type: 'timer' }>) {
   };
 }
 
-async function historyFloor(
+/**
+ * What rules out, should this call's outcome be unknown, a message of the same text sent moments
+ * before (see `sentTextKey`): nothing when there was none; the run of those sends when each is
+ * known to have reached the platform (no round trip); otherwise the highest history id now (one
+ * history read).
+ */
+async function collisionGuard(
   action: PlannedAction,
   ctx: ExecutionContext,
   loadHistory: (fresh?: boolean) => Promise<HistoryMessage[]>,
-): Promise<number | undefined> {
+): Promise<CollisionGuard> {
   const field = sentTextKey(action);
-  if (field === null) return undefined;
+  if (field === null) return {};
   const sentAt = ctx.facts.recentlySent[field];
-  if (sentAt === undefined || Date.now() - sentAt > collisionWindowMs(ctx)) return undefined;
+  if (sentAt === undefined || Date.now() - sentAt > collisionWindowMs(ctx)) return {};
+  const chain = ctx.facts.recentChains[field];
+  if (chain && countable(action)) return { chain: { ...chain } };
   // Fresh: the same-text message may have been sent earlier in this very run.
-  return (await loadHistory(true)).reduce((max, message) => Math.max(max, message.id), 0);
+  return { after: (await loadHistory(true)).reduce((max, message) => Math.max(max, message.id), 0) };
 }
 
 function withDetail(report: ActionReport, detail: string | undefined): ActionReport {

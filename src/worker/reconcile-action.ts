@@ -1,3 +1,4 @@
+import type { SendChain } from './conversation-facts.js';
 import type { HistoryMessage, PlannedAction } from './ports.js';
 
 /**
@@ -17,7 +18,10 @@ import type { HistoryMessage, PlannedAction } from './ports.js';
  * The same text sent moments earlier for ANOTHER event of the conversation (a customer repeating
  * a complaint or a catalog request) is within the skew too, and would be taken for this action's
  * message, losing it. `afterId` (history messages up to it existed before the call began) rules
- * those out; the worker records it when such a collision is possible (execute-actions.ts).
+ * those out; or `chain`: `count` sends of the text, each known to have reached the platform, began
+ * at `since` or later, so the text's messages since then are this action's only when there are
+ * more than `count` (the newest is taken for it). The worker records one of the two when such a
+ * collision is possible (execute-actions.ts).
  */
 export type ReconcileVerdict =
   | { kind: 'present'; messageId: string | null }
@@ -71,8 +75,21 @@ export function reconcileAgainstHistory(
   claimedMessageIds: ReadonlySet<string>,
   skewMs: number,
   afterId?: number,
+  chain?: SendChain,
 ): ReconcileVerdict {
   if (action.type !== 'note' && action.type !== 'reply') return { kind: 'redo' };
+  if (chain) {
+    const from = chain.since - skewMs;
+    const ours = history
+      .filter(
+        (m) => m.sender !== 'user' && (m.sentAt === null || m.sentAt.getTime() >= from) && matches(action, m),
+      )
+      .sort((a, b) => a.id - b.id);
+    const newest = ours.at(-1);
+    return newest && ours.length > chain.count
+      ? { kind: 'present', messageId: newest.messageId }
+      : { kind: 'absent' };
+  }
   const since = startedAt - skewMs;
   const candidates = history.filter(
     (m) =>

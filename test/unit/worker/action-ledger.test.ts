@@ -47,11 +47,21 @@ describe('action ledger state machine', () => {
   });
 
   it('keeps the history floor only on the started entry that needs it', () => {
-    const started = begin(undefined, 100, 17);
+    const started = begin(undefined, 100, { after: 17 });
     expect(started).toEqual({ state: 'started', at: 100, tries: 1, after: 17 });
     expect(parseLedgerEntry(JSON.stringify(started))).toEqual(started);
     expect(finish(started, 'done', 110)).toEqual({ state: 'done', at: 110, tries: 1 });
     expect(begin(undefined, 100)).not.toHaveProperty('after');
+  });
+
+  it("keeps the run of the text's earlier sends on the started entry, and reconciliation gets it", () => {
+    const chain = { since: 40, count: 2 };
+    const started = begin(undefined, 100, { chain });
+    expect(started).toEqual({ state: 'started', at: 100, tries: 1, chain });
+    const read = parseLedgerEntry(JSON.stringify(started));
+    expect(read).toEqual(started);
+    expect(decide(read)).toEqual({ kind: 'reconcile', startedAt: 100, chain });
+    expect(finish(started, 'done', 110)).not.toHaveProperty('chain');
   });
 
   it.each([

@@ -167,3 +167,66 @@ describe('reconcileAgainstHistory', () => {
     );
   });
 });
+
+describe('reconcileAgainstHistory with a known run of earlier sends of the same text', () => {
+  const since = t0 - 4_000;
+  const earlier = msg({
+    id: 5,
+    messageId: 'm5',
+    text: 'Terima kasih Budi! Lihat',
+    sentAt: new Date(since + 200),
+  });
+  const ours = msg({ id: 9, messageId: 'm9', text: 'Terima kasih Budi! Lihat', sentAt: new Date(t0 + 300) });
+
+  it('takes the newest message of the text when there is one more than the earlier sends', () => {
+    const verdict = reconcileAgainstHistory(reply, t0, [ours, earlier], new Set(), 5_000, undefined, {
+      since,
+      count: 1,
+    });
+    expect(verdict).toEqual({ kind: 'present', messageId: 'm9' });
+  });
+
+  it('finds it absent when the only message of the text is the earlier send (the collision this guards)', () => {
+    expect(
+      reconcileAgainstHistory(reply, t0, [earlier], new Set(), 5_000, undefined, { since, count: 1 }),
+    ).toEqual({ kind: 'absent' });
+  });
+
+  it("ignores messages of the text before the run began, and the customer's", () => {
+    const before = msg({
+      id: 2,
+      messageId: 'm2',
+      text: 'Terima kasih Budi! Lihat',
+      sentAt: new Date(since - 6_000),
+    });
+    const customer = msg({ id: 10, messageId: 'm10', sender: 'user', text: 'Terima kasih Budi! Lihat' });
+    expect(
+      reconcileAgainstHistory(reply, t0, [before, earlier, customer], new Set(), 5_000, undefined, {
+        since,
+        count: 1,
+      }),
+    ).toEqual({ kind: 'absent' });
+  });
+
+  it('counts claimed messages too: the run already counts them', () => {
+    const verdict = reconcileAgainstHistory(
+      note,
+      t0,
+      [
+        msg({
+          id: 3,
+          messageId: 'n3',
+          senderName: 'api',
+          text: 'Escalated by r',
+          sentAt: new Date(since + 10),
+        }),
+        msg({ id: 4, messageId: 'n4', senderName: 'api', text: 'Escalated by r', sentAt: new Date(t0 + 10) }),
+      ],
+      new Set(),
+      5_000,
+      undefined,
+      { since, count: 1 },
+    );
+    expect(verdict).toEqual({ kind: 'present', messageId: 'n4' });
+  });
+});
