@@ -107,6 +107,9 @@ const nonBlank = (what: string) =>
     .string({ error: `${what} must be a string` })
     .refine((value) => value.trim() !== '', { error: `${what} must not be empty` });
 
+/** Built once: a zod schema compiles its parser on first use (see SEND_MESSAGE_SCHEMAS). */
+const NOTE_SCHEMA = nonBlank('note');
+
 function mediaSchema(form: 'current' | 'earlier') {
   const mimeType =
     form === 'current'
@@ -334,7 +337,7 @@ export function buildAddNote(
 ): PlatformRequest<{ messageId?: string }> {
   const where = { operation: 'addNote', method: 'POST', path: '/v1/note' } as const;
   const id = validate(conversationIdSchema, conversationId, where);
-  const text = validate(nonBlank('note'), note, where);
+  const text = validate(NOTE_SCHEMA, note, where);
   return {
     ...base(options, 'addNote', 'POST', '/v1/note', (body) => {
       const ack = parseAck(body);
