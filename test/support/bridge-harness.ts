@@ -138,13 +138,21 @@ export async function startCrmSink(secret: string) {
 export type CrmSink = Awaited<ReturnType<typeof startCrmSink>>;
 
 /** Today in Asia/Jakarta as YYYY-MM-DD, shifted by `days`. */
+/** Days (relative to today, Jakarta time) that `hours: 'closed'` makes holidays. */
+const CLOSED_DAYS = [-4, -3, -2, -1, 0, 1];
+
 export function jakartaDate(days = 0): string {
   const shifted = new Date(Date.now() + days * 86_400_000);
   return new Intl.DateTimeFormat('en-CA', { timeZone: 'Asia/Jakarta' }).format(shifted);
 }
 
 export interface ExampleEdits {
-  /** 'closed': yesterday, today and tomorrow are holidays; 'open': every day 00:00-24:00. */
+  /**
+   * 'closed': the four days before today, today and tomorrow are holidays; 'open': every day
+   * 00:00-24:00. Rules judge business hours at the message's own time, and the fault suite sends
+   * messages up to 72 hours old (scenario 5): with only yesterday closed, whether those fell in
+   * business hours depended on the day the suite ran (it failed on a Wednesday).
+   */
   hours: 'open' | 'closed';
   /** Replace the escalation timer's `15m` (tests use seconds). */
   timer?: string;
@@ -163,7 +171,7 @@ export async function exampleConfig(edits: ExampleEdits): Promise<string> {
   const hours =
     edits.hours === 'open'
       ? 'business_hours:\n  weekly: { mon-sun: "00:00-24:00" }\n'
-      : `business_hours:\n  weekly: { mon-fri: "08:00-17:00", sat: "09:00-13:00" }\n  holidays: [ "${jakartaDate(-1)}", "${jakartaDate(0)}", "${jakartaDate(1)}" ]\n`;
+      : `business_hours:\n  weekly: { mon-fri: "08:00-17:00", sat: "09:00-13:00" }\n  holidays: [ ${CLOSED_DAYS.map((d) => `"${jakartaDate(d)}"`).join(', ')} ]\n`;
   text = text.replace(/business_hours:\n(?: {2}.*\n)+/, hours);
   text = text.replace(/(redis:\n {2}url: .*\n)/, '$1  prefix: ${REDIS_PREFIX}\n');
   if (edits.timer) text = text.replace('after: 15m', `after: ${edits.timer}`);
