@@ -160,12 +160,15 @@ async function main() {
     bridge.child.stdout?.on('data', tracker.feed);
     const common = ['--url', bridge.url, '--api', api.url, '-c', '32', '--timeout', '120'];
     await runLoad([...common, '-n', String(WARMUP), '--settle', '1'], 300_000);
+    const apiPid = api.child.pid ?? 0;
     const cpu0 = await cpuSeconds(bridge.pid);
+    const apiCpu0 = await cpuSeconds(apiPid);
     tracker.start();
     const dup = process.env.PROFILE_DUP ? ['--dup', process.env.PROFILE_DUP] : [];
     const run = await runLoad([...common, '-n', String(EVENTS), '--settle', '0', ...dup], 600_000);
     tracker.stop();
     const cpuMs = ((await cpuSeconds(bridge.pid)) - cpu0) * 1000;
+    const apiCpuMs = ((await cpuSeconds(apiPid)) - apiCpu0) * 1000;
     const peak = await statusMb(bridge.pid, 'VmHWM');
     // SIGTERM: the bridge shuts down in order and V8 writes the profile on exit.
     await stopChild(bridge.child);
@@ -180,6 +183,9 @@ async function main() {
       `bench:profile, node ${flags.join(' ') || '(V8 defaults)'}: ${EVENTS} events after ${WARMUP} warm-up; ` +
         `${run.actions_per_s} actions/s, missing/dup/wrong ${f.missing}/${f.duplicated}/${f.wrong}; ` +
         `bridge CPU ${round(cpuMs / EVENTS, 3)} ms/event (the profiler adds a few %), peak RSS ${peak} MB`,
+    );
+    console.log(
+      `the rest of the machine per event: fake platform API ${round(apiCpuMs / EVENTS, 3)} ms, load generator ${round(((run.loadgen_cpu_s ?? 0) * 1000) / EVENTS, 3)} ms`,
     );
     console.log(
       `GC during the run: ${gc.scavenges} scavenges (${round(gc.scavengeMs, 0)} ms), ${gc.markCompacts} mark-compacts (${round(gc.markCompactMs, 0)} ms of pauses; their concurrent marking runs on other threads)`,
