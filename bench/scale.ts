@@ -20,7 +20,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Cluster, Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 import { startRedisCluster } from '../src/shared/redis-topology.js';
 import { findFreePort, startRedisServer } from '../src/shared/start-redis-server.js';
 import {
