@@ -433,7 +433,6 @@ class BodyReadError extends Error {
   constructor(
     readonly type: 'request.aborted' | 'request.size.invalid',
     message: string,
-    readonly status = 400,
   ) {
     super(message);
     this.name = 'BodyReadError';

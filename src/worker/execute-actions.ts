@@ -167,8 +167,7 @@ async function runOne(
       action,
       decision.startedAt,
       await loadHistory(),
-      // A known run of earlier sends counts every message of the text, claimed ones included.
-      decision.chain ? new Set() : claimedMessageIds(ledger),
+      claimedMessageIds(ledger),
       ctx.reconcileSkewMs,
       decision.after,
       decision.chain,
@@ -205,23 +204,16 @@ async function runOne(
   }
 
   const idempotent = isIdempotent(action);
-  const started = begin(
-    previous,
-    Date.now(),
-    idempotent ? undefined : await collisionGuard(action, ctx, loadHistory),
-  );
-  let mark: SendingMark | undefined;
-  if (!idempotent) {
-    // From here on the text may be on the platform (even if this process dies mid-call)...
-    mark = markSending(ctx, action);
-    await ctx.state.commit(action.id, started);
-  }
+  // From here on the text may be on the platform (even if this process dies mid-call)...
+  const sending = idempotent ? undefined : await beginSend(action, ctx, loadHistory);
+  const started = begin(previous, Date.now(), sending?.guard);
+  if (sending) await ctx.state.commit(action.id, started);
   try {
     const detail = await perform(action, ctx);
     record(ctx, action.id, finish(started, 'done', Date.now(), detail));
     rememberSentId(ctx, detail);
     // ...and a slow call may have put it there late: count the window from now.
-    if (mark) markSent(ctx, mark);
+    if (sending) markSent(ctx, sending.mark);
     return withDetail({ ...base, state: 'done' }, detail);
   } catch (error) {
     const failure = classifyFailure(error, ctx.classifyPlatformError);
@@ -289,27 +281,6 @@ interface SendingMark {
 }
 
 /**
- * Before a note or reply: marks its text as being sent now, as "not known" (a crash mid-call must
- * leave a mark that says so), keeping the run of the text's earlier sends for `markSent`.
- */
-function markSending(ctx: ExecutionContext, action: PlannedAction): SendingMark {
-  const field = sentTextKey(action);
-  if (field === null) return { field, prior: null };
-  const now = Date.now();
-  const sentAt = ctx.facts.recentlySent[field];
-  const inWindow = sentAt !== undefined && now - sentAt <= collisionWindowMs(ctx);
-  const prior = !countable(action)
-    ? null
-    : inWindow
-      ? (ctx.facts.recentChains[field] ?? null)
-      : { since: now, count: 0 };
-  ctx.facts.recentlySent[field] = now;
-  delete ctx.facts.recentChains[field];
-  ctx.state.stageConversation(`${CONVERSATION_FIELDS.recent}${field}`, String(now));
-  return { field, prior };
-}
-
-/**
  * After the call (the window counts from now): the mark again, with the run of sends it closes
  * when this send is done and every earlier one in the run is known. A later send of the same
  * text then needs no history read before its call (`collisionGuard`).
@@ -365,24 +336,37 @@ function timerTimes(action: Extract<PlannedAction, { type: 'timer' }>) {
 }
 
 /**
- * What rules out, should this call's outcome be unknown, a message of the same text sent moments
- * before (see `sentTextKey`): nothing when there was none; the run of those sends when each is
- * known to have reached the platform (no round trip); otherwise the highest history id now (one
- * history read).
+ * Before a note or reply's call, with the text hashed once:
+ * - the guard for its `started` entry: what rules out, should the outcome be unknown, a message of
+ *   the same text sent moments before (see `sentTextKey`): nothing when there was none; the run
+ *   of those sends when each is known to have reached the platform (no round trip); otherwise the
+ *   highest history id now (one history read);
+ * - the text's mark, staged as "being sent now, not known" (a crash mid-call must leave a mark
+ *   that says so), and the run this send continues, for `markSent`.
  */
-async function collisionGuard(
+async function beginSend(
   action: PlannedAction,
   ctx: ExecutionContext,
   loadHistory: (fresh?: boolean) => Promise<HistoryMessage[]>,
-): Promise<CollisionGuard> {
+): Promise<{ guard: CollisionGuard; mark: SendingMark }> {
   const field = sentTextKey(action);
-  if (field === null) return {};
+  if (field === null) return { guard: {}, mark: { field, prior: null } };
+  const now = Date.now();
   const sentAt = ctx.facts.recentlySent[field];
-  if (sentAt === undefined || Date.now() - sentAt > collisionWindowMs(ctx)) return {};
-  const chain = ctx.facts.recentChains[field];
-  if (chain && countable(action)) return { chain: { ...chain } };
-  // Fresh: the same-text message may have been sent earlier in this very run.
-  return { after: (await loadHistory(true)).reduce((max, message) => Math.max(max, message.id), 0) };
+  const inWindow = sentAt !== undefined && now - sentAt <= collisionWindowMs(ctx);
+  const counted = countable(action);
+  const chain = inWindow && counted ? (ctx.facts.recentChains[field] ?? null) : null;
+  let guard: CollisionGuard = {};
+  if (chain) guard = { chain: { ...chain } };
+  else if (inWindow) {
+    // Fresh: the same-text message may have been sent earlier in this very run.
+    guard = { after: (await loadHistory(true)).reduce((max, message) => Math.max(max, message.id), 0) };
+  }
+  const prior = !counted ? null : inWindow ? chain : { since: now, count: 0 };
+  ctx.facts.recentlySent[field] = now;
+  delete ctx.facts.recentChains[field];
+  ctx.state.stageConversation(`${CONVERSATION_FIELDS.recent}${field}`, String(now));
+  return { guard, mark: { field, prior } };
 }
 
 function withDetail(report: ActionReport, detail: string | undefined): ActionReport {

@@ -79,6 +79,7 @@ export function reconcileAgainstHistory(
 ): ReconcileVerdict {
   if (action.type !== 'note' && action.type !== 'reply') return { kind: 'redo' };
   if (chain) {
+    // Counted, so claimed messages are not left out: the run's count includes them.
     const from = chain.since - skewMs;
     const ours = history
       .filter(

@@ -222,7 +222,7 @@ describe('reconcileAgainstHistory with a known run of earlier sends of the same 
         }),
         msg({ id: 4, messageId: 'n4', senderName: 'api', text: 'Escalated by r', sentAt: new Date(t0 + 10) }),
       ],
-      new Set(),
+      new Set(['n3']),
       5_000,
       undefined,
       { since, count: 1 },
