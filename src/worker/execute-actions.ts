@@ -283,7 +283,7 @@ interface SendingMark {
 /**
  * After the call (the window counts from now): the mark again, with the run of sends it closes
  * when this send is done and every earlier one in the run is known. A later send of the same
- * text then needs no history read before its call (`collisionGuard`).
+ * text then needs no history read before its call (`beginSend`).
  */
 function markSent(ctx: ExecutionContext, mark: SendingMark): void {
   const { field, prior } = mark;
