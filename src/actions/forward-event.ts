@@ -4,6 +4,7 @@ import pRetry, { AbortError } from 'p-retry';
 import { Webhook } from 'standardwebhooks';
 import { activeTracing } from '../observe/trace-context.js';
 import { ConvoBridgeError } from '../shared/errors.js';
+import { installFastNativeOptions } from '../shared/got-native-options.js';
 
 /**
  * Forwards events to a business's own endpoint (a CRM), signed the Standard Webhooks way
@@ -15,6 +16,8 @@ import { ConvoBridgeError } from '../shared/errors.js';
  * Retries: a short p-retry loop for network errors, 5xx and 429; 4xx other than 429 are final.
  * The worker's BullMQ attempts own the long tail.
  */
+installFastNativeOptions();
+
 export interface DestinationOptions {
   url: string;
   /** Signing secret; null sends the forward unsigned (the `webhook-id` header is still set). */
