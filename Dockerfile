@@ -28,6 +28,7 @@ HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 CMD ["nod
 # Exec form: node is PID 1 and receives SIGTERM/SIGINT itself (convo-bridge handles both and
 # drains). Use `docker run --init` (or `init: true` in compose) to also reap zombies.
 # The V8 heap settings of the bin launcher (src/cli.ts, measured in README "Performance"):
-# a bounded young generation and old space keep RSS near 130 MB under load.
-ENTRYPOINT ["node", "--max-old-space-size=160", "--max-semi-space-size=8", "dist/cli.js"]
+# a bounded young generation and old space keep RSS near 135 MB under load; the growing factor of
+# 1.5 keeps the bounded old space from being collected every 200 ms or so.
+ENTRYPOINT ["node", "--max-old-space-size=160", "--max-semi-space-size=8", "--heap-growing-percent=50", "dist/cli.js"]
 CMD ["start", "--config", "/app/config/bridge.yaml"]

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-old-space-size=160 --max-semi-space-size=8
+#!/usr/bin/env -S node --max-old-space-size=160 --max-semi-space-size=8 --heap-growing-percent=50
 import { runCli } from './cli/run-cli.js';
 
 const code = await runCli(process.argv.slice(2));
