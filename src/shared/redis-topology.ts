@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Cluster, Redis } from 'ioredis';
@@ -71,6 +71,8 @@ export interface RedisClusterHandle {
   waitForClusterOk(timeoutMs?: number): Promise<void>;
   /** Pids of the node processes running now. */
   pids(): number[];
+  /** Copies every node's log into `dest` (before `stop`); resolves with the files. */
+  saveLogs(dest: string): Promise<string[]>;
   /** Kills every node and removes the temp dir. Idempotent. */
   stop(): Promise<void>;
 }
@@ -118,6 +120,8 @@ export interface RedisSentinelHandle {
   waitForFailover(oldPrimaryPort: number, timeoutMs?: number): Promise<RedisAddress>;
   /** Pids of the processes (data nodes and sentinels) running now. */
   pids(): number[];
+  /** Copies every node's and sentinel's log into `dest` (before `stop`); resolves with the files. */
+  saveLogs(dest: string): Promise<string[]>;
   /** Kills every process and removes the temp dir. Idempotent. */
   stop(): Promise<void>;
 }
@@ -400,6 +404,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     },
     waitForClusterOk,
     pids: () => pidsOf(spawned),
+    saveLogs: (dest: string) => copyLogs(root, dest),
     stop,
   };
 }
@@ -588,7 +593,7 @@ export async function startRedisSentinel(options: RedisSentinelOptions = {}): Pr
             `port ${port}`,
             `bind ${HOST}`,
             `dir ${dir}`,
-            'logfile ""',
+            `logfile ${join(dir, 'sentinel.log')}`,
             'sentinel resolve-hostnames no',
             'sentinel announce-hostnames no',
             `sentinel monitor ${name} ${HOST} ${first.port} ${quorum}`,
@@ -695,6 +700,7 @@ export async function startRedisSentinel(options: RedisSentinelOptions = {}): Pr
       );
     },
     pids: () => pidsOf(spawned),
+    saveLogs: (dest: string) => copyLogs(root, dest),
     stop,
   };
 }
@@ -732,7 +738,8 @@ function dataNodeConfig(port: number, dir: string, appendOnly: boolean): string[
     `port ${port}`,
     `bind ${HOST}`,
     `dir ${dir}`,
-    'logfile ""',
+    // In the node's dir, so that a failed fault-suite row can keep them (saveLogs).
+    `logfile ${join(dir, 'redis.log')}`,
     'loglevel notice',
     'save ""',
     `appendonly ${appendOnly ? 'yes' : 'no'}`,
@@ -741,6 +748,22 @@ function dataNodeConfig(port: number, dir: string, appendOnly: boolean): string[
     // The default waits 5 s for more replicas before a full sync; a test has no one else coming.
     'repl-diskless-sync-delay 0',
   ];
+}
+
+/** Copies the `*.log` files of every node dir under `root` into `dest` as `<dir>-<file>`. */
+async function copyLogs(root: string, dest: string): Promise<string[]> {
+  await mkdir(dest, { recursive: true });
+  const copied: string[] = [];
+  for (const entry of await readdir(root, { withFileTypes: true })) {
+    if (!entry.isDirectory()) continue;
+    for (const file of await readdir(join(root, entry.name))) {
+      if (!file.endsWith('.log')) continue;
+      const target = join(dest, `${entry.name}-${file}`);
+      await copyFile(join(root, entry.name, file), target);
+      copied.push(target);
+    }
+  }
+  return copied;
 }
 
 async function writeConfig(file: string, lines: readonly string[]): Promise<void> {

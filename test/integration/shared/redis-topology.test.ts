@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Cluster, Redis } from 'ioredis';
@@ -222,6 +222,18 @@ describe('startRedisSentinel', () => {
 
     await sentinel.restartNode(killed);
     expect(await redis.call('WAIT', '1', '1000')).toBe(1);
+
+    // What the fault suite keeps of a failed failover row: every node's and sentinel's log.
+    const dest = await mkdtemp(join(tmpdir(), 'cb-topology-logs-'));
+    try {
+      const files = await sentinel.saveLogs(dest);
+      expect(files).toHaveLength(5);
+      const texts = await Promise.all(files.map((file) => readFile(file, 'utf8')));
+      expect(texts.filter((text) => text.includes(`+switch-master ${sentinel.name}`))).toHaveLength(3);
+      expect(texts.some((text) => text.includes('MASTER MODE enabled'))).toBe(true);
+    } finally {
+      await rm(dest, { recursive: true, force: true });
+    }
   });
 
   it('password: the data nodes refuse a client without it; ioredis with `password` works', async () => {
