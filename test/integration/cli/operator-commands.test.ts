@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,32 +9,13 @@ import { findFreePort } from '../../../src/shared/start-redis-server.js';
 import { addDeadLetter, type DeadLetter } from '../../../src/worker/dead-letters.js';
 import { cli } from '../../support/cli-in-process.js';
 import { connectTestRedis, deleteKeys, testRedisUrl, uniqueName } from '../../support/redis.js';
+import { runNode } from '../../support/run-node.js';
 
 const CLI = join(process.cwd(), 'dist', 'cli.js');
 
 /** The built CLI as an operator runs it; the run is killed after `timeoutMs` (a hang fails the test). */
-function runBuilt(args: string[], timeoutMs = 15_000) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string; ms: number }>((resolve) => {
-    const started = Date.now();
-    const child = spawn(process.execPath, [CLI, ...args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, REDIS_URL: '', CONVO_BRIDGE_CONFIG: '' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr, ms: Date.now() - started });
-    });
-  });
-}
+const runBuilt = (args: string[], timeoutMs = 15_000) =>
+  runNode([CLI, ...args], { ...process.env, REDIS_URL: '', CONVO_BRIDGE_CONFIG: '' }, timeoutMs);
 
 const deadLetter = (id: string, conversationId: string): DeadLetter => ({
   id,

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -6,31 +5,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasRedisServerBinary } from '../../../src/shared/start-redis-server.js';
 import { testRedisUrl } from '../../support/redis.js';
+import { runNode } from '../../support/run-node.js';
 
 /** The demo as a user runs it: a separate process, `node --import tsx src/cli.ts demo`. */
-function runDemoProcess(env: NodeJS.ProcessEnv, deadlineMs: number) {
-  return new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>(
-    (resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'demo', '--no-progress'], {
-        env,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => {
-        stdout += chunk.toString();
-      });
-      child.stderr.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString();
-      });
-      const deadline = setTimeout(() => child.kill('SIGKILL'), deadlineMs);
-      child.on('close', (code, signal) => {
-        clearTimeout(deadline);
-        resolve({ code, signal, stdout, stderr });
-      });
-    },
-  );
-}
+const runDemoProcess = (env: NodeJS.ProcessEnv, deadlineMs: number) =>
+  runNode(['--import', 'tsx', 'src/cli.ts', 'demo', '--no-progress'], env, deadlineMs);
 
 function envWithout(...names: string[]): NodeJS.ProcessEnv {
   const env = { ...process.env };

@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runNode } from '../../support/run-node.js';
 
 /**
  * The platform is reached over HTTPS in production. The transport hands Node only the request
@@ -68,34 +68,17 @@ try {
 process.exit(0);
 `;
 
-function callInChild(url: string, extraCa: string | undefined): Promise<Record<string, unknown>> {
+async function callInChild(url: string, extraCa: string | undefined): Promise<Record<string, unknown>> {
   const env: NodeJS.ProcessEnv = { ...process.env, TRANSPORT, URL: url };
   delete env.NODE_EXTRA_CA_CERTS;
   if (extraCa) env.NODE_EXTRA_CA_CERTS = extraCa;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', CHILD], {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      err += chunk.toString();
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-    child.on('exit', () => {
-      clearTimeout(timer);
-      const line = out.trim().split('\n').pop() ?? '';
-      try {
-        resolve(JSON.parse(line) as Record<string, unknown>);
-      } catch {
-        reject(new Error(`the child printed no result: ${out} ${err}`));
-      }
-    });
-  });
+  const run = await runNode(['--input-type=module', '-e', CHILD], env, 20_000);
+  const line = run.stdout.trim().split('\n').pop() ?? '';
+  try {
+    return JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    throw new Error(`the child printed no result (exit ${run.code}): ${run.stdout} ${run.stderr}`);
+  }
 }
 
 describe('the got transport over HTTPS', () => {
