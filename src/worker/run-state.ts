@@ -1,3 +1,4 @@
+import { coalescedWrites } from '../shared/coalesced-writes.js';
 import type { RedisClient } from '../shared/redis-client.js';
 import { type LedgerEntry, parseLedgerEntry } from './action-ledger.js';
 
@@ -71,19 +72,30 @@ export class RunState {
   /** Writes everything staged (a run that stops early keeps what it knows). */
   async flush(): Promise<void> {
     if (this.staged.size === 0 && this.conversationStaged.size === 0) return;
-    const pipeline = this.redis.pipeline();
-    if (this.staged.size > 0) {
-      pipeline.hset(this.runKey, Object.fromEntries(this.staged));
-      if (!this.hasKey) pipeline.expire(this.runKey, RUN_TTL_SECONDS);
-      this.hasKey = true;
-      this.staged.clear();
-    }
-    if (this.conversationStaged.size > 0) {
-      pipeline.hset(this.conversationKey, Object.fromEntries(this.conversationStaged));
-      this.conversationStaged.clear();
-    }
-    const results = await pipeline.exec();
-    for (const [error] of results ?? []) if (error) throw error;
+    const run = this.staged.size > 0 ? Object.fromEntries(this.staged) : null;
+    const expire = run !== null && !this.hasKey;
+    const conversation =
+      this.conversationStaged.size > 0 ? Object.fromEntries(this.conversationStaged) : null;
+    if (run) this.hasKey = true;
+    this.staged.clear();
+    this.conversationStaged.clear();
+    const results = await coalescedWrites(this.redis).exec(this.runKey, (pipeline) => {
+      let count = 0;
+      if (run) {
+        pipeline.hset(this.runKey, run);
+        count += 1;
+        if (expire) {
+          pipeline.expire(this.runKey, RUN_TTL_SECONDS);
+          count += 1;
+        }
+      }
+      if (conversation) {
+        pipeline.hset(this.conversationKey, conversation);
+        count += 1;
+      }
+      return count;
+    });
+    for (const [error] of results) if (error) throw error;
   }
 
   /** What remains to be written to the conversation hash (a finish step writes it; the run's own state is deleted). */
