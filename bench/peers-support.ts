@@ -129,13 +129,18 @@ export async function startHarnessBridge(options: {
   port: number;
   /** Node flags before the script (the bin launcher's V8 settings, see launcherNodeFlags). */
   nodeArgs?: string[];
+  /** The built CLI to start (default: this checkout's dist/cli.js; bench:ab starts another build). */
+  cli?: string;
 }) {
-  const bridge = spawnNode([...(options.nodeArgs ?? []), CLI, 'start', '--config', options.config], {
-    ...HARNESS_ENV,
-    PLATFORM_BASE_URL: options.fakeApiUrl,
-    PORT: String(options.port),
-    REDIS_URL: options.redisUrl,
-  });
+  const bridge = spawnNode(
+    [...(options.nodeArgs ?? []), options.cli ?? CLI, 'start', '--config', options.config],
+    {
+      ...HARNESS_ENV,
+      PLATFORM_BASE_URL: options.fakeApiUrl,
+      PORT: String(options.port),
+      REDIS_URL: options.redisUrl,
+    },
+  );
   await waitUntilOk(
     `http://127.0.0.1:${options.port}/readyz`,
     `the bridge to be ready: ${bridge.output()}`,
