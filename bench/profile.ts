@@ -10,6 +10,7 @@
  *
  * PROFILE_NODE_FLAGS: V8 flags of the bridge instead of the launcher's (e.g. "--max-semi-space-size=8",
  * or "" for V8's defaults, as the shared harness starts it). PROFILE_DUP: --dup of the load.
+ * PROFILE_RATE: an open loop at that many events/s (e.g. 200) instead of 32 in flight.
  */
 import { mkdir, mkdtemp, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -165,7 +166,10 @@ async function main() {
     const apiCpu0 = await cpuSeconds(apiPid);
     tracker.start();
     const dup = process.env.PROFILE_DUP ? ['--dup', process.env.PROFILE_DUP] : [];
-    const run = await runLoad([...common, '-n', String(EVENTS), '--settle', '0', ...dup], 600_000);
+    // PROFILE_RATE: an open loop at that many events/s instead of 32 in flight (batches shrink to
+    // one event each, so what one event costs alone shows).
+    const rate = process.env.PROFILE_RATE ? ['--rate', process.env.PROFILE_RATE] : [];
+    const run = await runLoad([...common, '-n', String(EVENTS), '--settle', '0', ...dup, ...rate], 600_000);
     tracker.stop();
     const cpuMs = ((await cpuSeconds(bridge.pid)) - cpu0) * 1000;
     const apiCpuMs = ((await cpuSeconds(apiPid)) - apiCpu0) * 1000;
