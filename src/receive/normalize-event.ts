@@ -52,25 +52,18 @@ function readText(value: unknown, ctx: z.RefinementCtx): string | undefined {
 }
 const isAbsent = (value: unknown) => value === undefined || value === null || value === '';
 
-// `.optional()` before the transform: zod 4 then runs the reader for an absent key too (and keeps
-// the key, as null), where a bare z.unknown() would refuse the absent key.
+// A standalone transform reads any value, an absent key's `undefined` included (the key is kept,
+// as null, like the union form did); a bare z.unknown() would refuse the absent key.
 /** Text, or a number written as text. */
-const Text = z
-  .unknown()
-  .optional()
-  .transform((value, ctx) => readText(value, ctx) ?? z.NEVER);
+const Text = z.transform((value: unknown, ctx) => readText(value, ctx) ?? z.NEVER);
 /** Optional text: absent, null and '' all mean "not given". */
-const OptText = z
-  .unknown()
-  .optional()
-  .transform((value, ctx): string | null => (isAbsent(value) ? null : (readText(value, ctx) ?? z.NEVER)));
+const OptText = z.transform((value: unknown, ctx): string | null =>
+  isAbsent(value) ? null : (readText(value, ctx) ?? z.NEVER),
+);
 /** An identifier: like OptText, trimmed. */
-const OptId = z
-  .unknown()
-  .optional()
-  .transform((value, ctx): string | null =>
-    isAbsent(value) ? null : (readText(value, ctx)?.trim() ?? z.NEVER) || null,
-  );
+const OptId = z.transform((value: unknown, ctx): string | null =>
+  isAbsent(value) ? null : (readText(value, ctx)?.trim() ?? z.NEVER) || null,
+);
 
 /** The field readers, for the test that pins them to the union form they replaced. */
 export const FIELD_READERS = { Text, OptText, OptId } as const;
