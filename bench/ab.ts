@@ -7,13 +7,21 @@
  *
  * The base is built from <ref> in a temporary git worktree (this checkout's node_modules); the
  * candidate is this checkout's dist/ (`npm run bench:ab` builds it first). Each round sends
- * AB_N (4000) webhooks to each bridge, 32 in flight (or AB_RATE events/s, an open loop), after one
- * warm-up of 500; per round and bridge: CPU per event (/proc/<pid>/stat), Redis CPU and Redis
+ * AB_N (4000) webhooks to each bridge, 32 in flight (or AB_RATE events/s, an open loop), after a
+ * warm-up; per round and bridge: CPU per event (/proc/<pid>/stat), Redis CPU and Redis
  * commands per event (INFO cpu, INFO commandstats), actions/s and missing/duplicated/wrong. Prints
  * the rounds and the medians of the candidate/base ratios; writes bench/results/ab.json.
  *
- * Env: AB_ROUNDS (4), AB_N (4000), AB_RATE (closed loop when unset), AB_DUP (0), AB_NODE_FLAGS
- * (V8 flags of both; default the bin launcher's), AB_NODE_FLAGS_BASE (the base's only, e.g. to
+ * Every round starts both stacks afresh (in turn base first and candidate first) and warms them
+ * up with AB_WARMUP_N (500) events. Where the scheduler places the ten processes on two cores can
+ * favour one side for as long as they live: a run of one build against itself on long-lived
+ * stacks measured x1.13 in each of its 6 rounds. Pinning each side to a core made it worse (each
+ * side then suffers its vCPU's own stalls: rounds from x0.59 to x1.33). Fresh stacks turn that
+ * bias into round-to-round scatter, which the median over rounds averages out; take 8+ rounds
+ * before believing a 5% change.
+ *
+ * Env: AB_ROUNDS (4), AB_N (4000), AB_WARMUP_N (500), AB_RATE (closed loop when unset), AB_DUP
+ * (0), AB_NODE_FLAGS (V8 flags of both; default the bin launcher's), AB_NODE_FLAGS_BASE (the base's only, e.g. to
  * compare heap settings on one build with `npm run bench:ab -- HEAD`).
  */
 import { execFile } from 'node:child_process';
@@ -46,6 +54,7 @@ const run = promisify(execFile);
 const here = dirname(fileURLToPath(import.meta.url));
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 4);
 const EVENTS = Number(process.env.AB_N ?? 4000);
+const WARMUP = Number(process.env.AB_WARMUP_N ?? 500);
 const RATE = process.env.AB_RATE;
 const DUP = process.env.AB_DUP;
 const flagsOf = (value: string | undefined) =>
@@ -104,6 +113,45 @@ async function buildBase(ref: string): Promise<{ cli: string; commit: string; re
   return { cli: join(tree, 'dist', 'cli.js'), commit, remove };
 }
 
+interface Side {
+  name: string;
+  api: Awaited<ReturnType<typeof startFakeApi>>;
+  bridge: Awaited<ReturnType<typeof startHarnessBridge>>;
+  redis: Redis;
+  stop: () => Promise<void>;
+}
+
+/** One side's stack: a private Redis (append-only file on), a fake API and the bridge. */
+async function startSide(name: string, cli: string, flags: string[], config: string): Promise<Side> {
+  const stops: (() => Promise<void>)[] = [];
+  const stop = async () => {
+    for (const s of stops.reverse()) await s().catch(() => {});
+  };
+  try {
+    const server = await startRedisServer({ appendOnly: true });
+    stops.push(() => server.stop());
+    const api = await startFakeApi(await findFreePort());
+    stops.push(() => stopChild(api.child));
+    const bridge = await startHarnessBridge({
+      config,
+      fakeApiUrl: api.url,
+      redisUrl: server.url,
+      port: await findFreePort(),
+      nodeArgs: flags,
+      cli,
+    });
+    stops.push(() => stopChild(bridge.child));
+    const redis = new Redis(server.url);
+    stops.push(async () => {
+      redis.disconnect();
+    });
+    return { name, api, bridge, redis, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
 async function main() {
   const ref = process.argv[2];
   if (!ref) throw new Error('usage: npm run bench:ab -- <git ref of the base, e.g. HEAD or main~1>');
@@ -113,40 +161,14 @@ async function main() {
   stops.push(() => rm(work, { recursive: true, force: true }));
   try {
     const config = await writeLoopbackBridgeConfig(work);
-    interface Side {
-      name: string;
-      api: Awaited<ReturnType<typeof startFakeApi>>;
-      bridge: Awaited<ReturnType<typeof startHarnessBridge>>;
-      redis: Redis;
-    }
-    const sides: Side[] = [];
-    for (const side of [
+    const specs = [
       {
         name: 'base',
         cli: base.cli,
         flags: flagsOf(process.env.AB_NODE_FLAGS_BASE ?? process.env.AB_NODE_FLAGS),
       },
       { name: 'candidate', cli: CLI, flags: flagsOf(process.env.AB_NODE_FLAGS) },
-    ]) {
-      const server = await startRedisServer({ appendOnly: true });
-      stops.push(() => server.stop());
-      const api = await startFakeApi(await findFreePort());
-      stops.push(() => stopChild(api.child));
-      const bridge = await startHarnessBridge({
-        config,
-        fakeApiUrl: api.url,
-        redisUrl: server.url,
-        port: await findFreePort(),
-        nodeArgs: side.flags,
-        cli: side.cli,
-      });
-      stops.push(() => stopChild(bridge.child));
-      const redis = new Redis(server.url);
-      stops.push(async () => {
-        redis.disconnect();
-      });
-      sides.push({ name: side.name, api, bridge, redis });
-    }
+    ];
     const load = (side: Side, n: number, warmup: boolean): Promise<LoadResult> =>
       runLoad(
         [
@@ -158,7 +180,6 @@ async function main() {
         600_000,
       );
     const startLoad = loadavg().map((l) => round(l));
-    await Promise.all(sides.map((side) => load(side, 500, true)));
     interface SideRound {
       side: string;
       cpuMs: number;
@@ -171,28 +192,39 @@ async function main() {
     }
     const rounds: { round: number; base: SideRound; candidate: SideRound }[] = [];
     for (let r = 1; r <= ROUNDS; r++) {
-      const before = await Promise.all(sides.map((s) => counters(s.bridge.pid, s.redis)));
-      const results = await Promise.all(sides.map((s) => load(s, EVENTS, false)));
-      const after = await Promise.all(sides.map((s) => counters(s.bridge.pid, s.redis)));
-      const per = sides.map((s, i): SideRound => {
-        const a = after[i] as Counters;
-        const b = before[i] as Counters;
-        const result = results[i] as LoadResult;
-        return {
-          side: s.name,
-          cpuMs: round(((a.cpuS - b.cpuS) * 1000) / EVENTS, 3),
-          redisCpuUs: round(((a.redisCpuS - b.redisCpuS) * 1e6) / EVENTS, 0),
-          // The two INFO calls of `counters` are in the difference; leave them out.
-          redisCommands: round((a.redisCalls - b.redisCalls - 2) / EVENTS, 2),
-          actionsPerS: result.actions_per_s ?? null,
-          ...faults(result),
-        };
-      });
-      const [b, c] = per as [SideRound, SideRound];
-      rounds.push({ round: r, base: b, candidate: c });
-      process.stdout.write(
-        `round ${r}/${ROUNDS}: bridge CPU ${b.cpuMs} -> ${c.cpuMs} ms/event (x${round(c.cpuMs / b.cpuMs, 3)}), Redis CPU ${b.redisCpuUs} -> ${c.redisCpuUs} us, commands ${b.redisCommands} -> ${c.redisCommands}\n`,
-      );
+      // Fresh processes every round, started in turn base-first and candidate-first: where the
+      // scheduler puts them favours one side for as long as they live (see the header).
+      const order = r % 2 === 1 ? specs : [...specs].reverse();
+      const started: Side[] = [];
+      try {
+        for (const spec of order) started.push(await startSide(spec.name, spec.cli, spec.flags, config));
+        const sides = specs.map((spec) => started.find((s) => s.name === spec.name) as Side);
+        await Promise.all(sides.map((side) => load(side, WARMUP, true)));
+        const before = await Promise.all(sides.map((s) => counters(s.bridge.pid, s.redis)));
+        const results = await Promise.all(sides.map((s) => load(s, EVENTS, false)));
+        const after = await Promise.all(sides.map((s) => counters(s.bridge.pid, s.redis)));
+        const per = sides.map((s, i): SideRound => {
+          const a = after[i] as Counters;
+          const b = before[i] as Counters;
+          const result = results[i] as LoadResult;
+          return {
+            side: s.name,
+            cpuMs: round(((a.cpuS - b.cpuS) * 1000) / EVENTS, 3),
+            redisCpuUs: round(((a.redisCpuS - b.redisCpuS) * 1e6) / EVENTS, 0),
+            // The two INFO calls of `counters` are in the difference; leave them out.
+            redisCommands: round((a.redisCalls - b.redisCalls - 2) / EVENTS, 2),
+            actionsPerS: result.actions_per_s ?? null,
+            ...faults(result),
+          };
+        });
+        const [b, c] = per as [SideRound, SideRound];
+        rounds.push({ round: r, base: b, candidate: c });
+        process.stdout.write(
+          `round ${r}/${ROUNDS} (${order[0]?.name} started first): bridge CPU ${b.cpuMs} -> ${c.cpuMs} ms/event (x${round(c.cpuMs / b.cpuMs, 3)}), Redis CPU ${b.redisCpuUs} -> ${c.redisCpuUs} us, commands ${b.redisCommands} -> ${c.redisCommands}\n`,
+        );
+      } finally {
+        for (const side of started) await side.stop();
+      }
     }
     const median = (xs: number[]) => {
       const s = [...xs].sort((x, y) => x - y);
