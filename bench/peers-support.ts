@@ -179,17 +179,9 @@ export async function startBridgeStack(
  * Runs the harness's load.mjs with `args` and returns its result. Bounded: killed after
  * `timeoutMs` (its own --timeout bounds the drain; this bounds everything else).
  */
-export function runLoad(
-  args: string[],
-  timeoutMs: number,
-  options: { cpu?: number } = {},
-): Promise<LoadResult> {
+export function runLoad(args: string[], timeoutMs: number): Promise<LoadResult> {
   return new Promise((resolveRun, reject) => {
-    const command = [process.execPath, join(HARNESS_DIR, 'load.mjs'), ...args];
-    // `cpu`: pinned to that core with taskset (bench:ab runs two stacks, one per core).
-    const [file, ...rest] =
-      options.cpu === undefined ? command : ['taskset', '-c', String(options.cpu), ...command];
-    const child = spawn(file as string, rest, {
+    const child = spawn(process.execPath, [join(HARNESS_DIR, 'load.mjs'), ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
