@@ -10,6 +10,7 @@ COPY package.json package-lock.json ./
 # --ignore-scripts: the package's own `prepare` (the build) needs src/, copied below.
 RUN npm install --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/build.mjs ./scripts/
 COPY src ./src
 RUN npm run build && npm prune --omit=dev
 
