@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
 const README = readFileSync('README.md', 'utf8');
@@ -61,6 +61,13 @@ async function npx(args: string[]) {
 describe('every convo-bridge command the README shows works as written (issue 13)', () => {
   const sessions = readmeSessions();
 
+  // npx's first run in a clone installs the clone into its cache (a link) and runs its `prepare`
+  // (the build); the commands below then run side by side, which that first install must not race.
+  beforeAll(async () => {
+    const first = await npx(['--version']);
+    expect(first.code, `${first.stdout}${first.stderr}`).toBe(0);
+  }, 120_000);
+
   it('finds the tour commands, all written with npx (convo-bridge is not on the PATH after set-up)', () => {
     expect(sessions.map((s) => s.args[0])).toEqual([
       'validate',
@@ -86,18 +93,27 @@ describe('every convo-bridge command the README shows works as written (issue 13
     expect(bare).toEqual([]);
   });
 
-  it.each(readmeSessions().map((s) => [s.command, s] as const))('%s', async (_command, session) => {
-    const result = await npx(session.args);
-    const output = `${result.stdout}${result.stderr}`.split('\n').map((line) => line.trimEnd());
-    const shown = session.shown.map((line) => line.trimEnd()).filter((line) => line !== '' && line !== '...');
-    for (const line of shown) expect(output, `README shows: ${line}`).toContain(line);
-    // A block that shows an "invalid" verdict, a failed rule test or a changed golden run
-    // expects exit 1; the others succeed.
-    const fails = shown.some((line) => /is invalid|rule test\(s\) failed|event\(s\) differ from/.test(line));
-    expect(result.code).toBe(fails ? 1 : 0);
-  });
+  // Each command is its own process (npx then node): they run a few at a time (vitest's
+  // maxConcurrency), with the test's own `expect`.
+  it.concurrent.for(readmeSessions().map((s) => [s.command, s] as const))(
+    '%s',
+    async ([, session], { expect }) => {
+      const result = await npx(session.args);
+      const output = `${result.stdout}${result.stderr}`.split('\n').map((line) => line.trimEnd());
+      const shown = session.shown
+        .map((line) => line.trimEnd())
+        .filter((line) => line !== '' && line !== '...');
+      for (const line of shown) expect(output, `README shows: ${line}`).toContain(line);
+      // A block that shows an "invalid" verdict, a failed rule test or a changed golden run
+      // expects exit 1; the others succeed.
+      const fails = shown.some((line) =>
+        /is invalid|rule test\(s\) failed|event\(s\) differ from/.test(line),
+      );
+      expect(result.code).toBe(fails ? 1 : 0);
+    },
+  );
 
-  it.each([
+  it.concurrent.for([
     'start',
     'serve',
     'work',
@@ -113,7 +129,7 @@ describe('every convo-bridge command the README shows works as written (issue 13
     'emulator',
     'demo',
     'send-test-webhook',
-  ])('the synopsis table lists %s, and its --help works through npx', async (command) => {
+  ])('the synopsis table lists %s, and its --help works through npx', async (command, { expect }) => {
     expect(README).toContain(`| \`convo-bridge ${command}`);
     const result = await npx([command, '--help']);
     expect(result.code).toBe(0);
