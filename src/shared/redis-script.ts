@@ -6,7 +6,7 @@ import type { RedisClient } from './redis-client.js';
  * (after a restart flushed the script cache), so scripts survive RedisClient restarts.
  *
  * It deliberately does not use ioredis `defineCommand`: defining a command lazily on a connection
- * with `enableAutoPipelining` (the receiver's producer) while an auto-pipeline is pending made
+ * with `enableAutoPipelining` (then the receiver's producer) while an auto-pipeline is pending made
  * ioredis queue the call on a pipeline that lacks the command, which rejected the call and then
  * crashed the process with an uncaught "results[i] is not iterable" (ioredis 5.11). EVALSHA and
  * EVAL are ordinary commands and pipeline safely.
