@@ -11,7 +11,8 @@
  * Before the stack starts: client CPU of one platform call through gotTransport vs bare node:http
  * (transport-cost.ts). After it: the same warm-up and load on a bridge with V8's default heap
  * settings (the launcher's bound trades CPU for memory; the row shows both sides).
- * Env: COST_N (5000), COST_WARMUP_N (500), COST_CALLS (2000).
+ * Then LONE events one at a time on the same bridge (the cost of an event that arrives alone).
+ * Env: COST_N (5000), COST_WARMUP_N (500), COST_CALLS (2000), COST_LONE_N (300).
  * Prints a table and writes bench/results/cost.json (read by bench/all.ts).
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -41,6 +42,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 const EVENTS = Number(process.env.COST_N ?? 5000);
 const WARMUP = Number(process.env.COST_WARMUP_N ?? 500);
 const CALLS = Number(process.env.COST_CALLS ?? 2000);
+/** Events sent one at a time (-c 1) after the main run: the cost of an event that arrives alone. */
+const LONE = Number(process.env.COST_LONE_N ?? 300);
 /** Settle time after `start` is ready before idle RSS is read (start-up garbage collected or not). */
 const IDLE_SETTLE_MS = 3_000;
 
@@ -75,6 +78,11 @@ export interface CostResult {
    * `node dist/cli.js start` runs it): the other side of the launcher's memory bound.
    */
   defaultHeap?: { bridgeCpuMs: number; peakRssMb: number; actionsPerS: number | null };
+  /**
+   * The same stack, events sent one at a time (-c 1): each is its own batch and its own BullMQ
+   * job, so nothing is shared with other events (a quiet inbox, or an open loop at a low rate).
+   */
+  lone?: { events: number; bridgeCpuMs: number; redisCommands: number; redisCpuUs: number };
   transport: TransportCost;
   commandstats: Record<string, { calls: number; usec: number }>;
 }
@@ -119,6 +127,7 @@ export async function runCostBench(): Promise<CostResult> {
       .filter(([name]) => /^(eval|evalsha|eval_ro|evalsha_ro|fcall|fcall_ro)$/.test(name))
       .reduce((sum, [, s]) => sum + s.usec, 0);
     const f = faults(run);
+    const lone = await measureLone(client, bridge.pid, ['--url', bridge.url, '--api', api.url]);
     // The first bridge would take the second one's jobs off the shared queue: stop it first.
     await stopChild(bridge.child);
     await stopChild(api.child);
@@ -147,6 +156,7 @@ export async function runCostBench(): Promise<CostResult> {
       peakRssMb,
       idleRssMb,
       defaultHeap,
+      lone,
       transport,
       commandstats: stats,
     };
@@ -154,6 +164,32 @@ export async function runCostBench(): Promise<CostResult> {
     for (const stop of stops.reverse()) await stop();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** Per-event cost of LONE events sent one at a time (closed loop, 1 in flight). */
+async function measureLone(client: Redis, pid: number, target: string[]) {
+  const redisCpu0 = parseCpu(await client.info('cpu'));
+  await client.config('RESETSTAT');
+  const cpu0 = await cpuSeconds(pid);
+  const run = await runLoad(
+    [...target, '-c', '1', '-n', String(LONE), '--timeout', '120', '--settle', '0'],
+    300_000,
+  );
+  const cpu1 = await cpuSeconds(pid);
+  const stats = parseCommandstats(await client.info('commandstats'));
+  const redisCpu1 = parseCpu(await client.info('cpu'));
+  delete stats['config|resetstat'];
+  const f = faults(run);
+  if (f.missing + f.duplicated + f.wrong > 0) {
+    throw new Error(`lone events: missing/duplicated/wrong ${f.missing}/${f.duplicated}/${f.wrong}`);
+  }
+  const calls = Object.values(stats).reduce((sum, s) => sum + s.calls, 0);
+  return {
+    events: LONE,
+    bridgeCpuMs: round(((cpu1 - cpu0) * 1000) / LONE, 3),
+    redisCommands: round(calls / LONE, 1),
+    redisCpuUs: round(((redisCpu1 - redisCpu0) * 1e6) / LONE, 0),
+  };
 }
 
 /**
@@ -233,6 +269,16 @@ export function costRows(r: CostResult): { measure: string; value: string; goal:
             measure:
               'the same with V8 default heap settings (node dist/cli.js, as the shared harness runs it): bridge CPU, peak RSS',
             value: `${r.defaultHeap.bridgeCpuMs} ms, ${r.defaultHeap.peakRssMb} MB (${r.defaultHeap.actionsPerS} actions/s)`,
+            goal: '-',
+            met: '-',
+          },
+        ]
+      : []),
+    ...(r.lone
+      ? [
+          {
+            measure: `events sent one at a time (${r.lone.events}, 1 in flight; each its own batch and BullMQ job): bridge CPU, Redis commands, Redis CPU per event`,
+            value: `${r.lone.bridgeCpuMs} ms, ${r.lone.redisCommands}, ${r.lone.redisCpuUs} us`,
             goal: '-',
             met: '-',
           },
