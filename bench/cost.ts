@@ -108,17 +108,16 @@ export async function runCostBench(): Promise<CostResult> {
     const common = ['--url', bridge.url, '--api', api.url, '-c', '32', '--timeout', '120'];
     await runLoad([...common, '-n', String(WARMUP), '--settle', '1'], 300_000);
 
-    const redisCpu0 = parseCpu(await client.info('cpu'));
-    await client.config('RESETSTAT');
-    const bridgeCpu0 = await cpuSeconds(bridge.pid);
     await resetPeakRss(bridge.pid);
     // --settle 0: the counters stop when the last expected call has arrived, not 2 s of idling later.
-    const run = await runLoad([...common, '-n', String(EVENTS), '--settle', '0'], 600_000);
-    const bridgeCpu1 = await cpuSeconds(bridge.pid);
+    const { run, stats, bridgeCpuS, redisCpuS } = await countedLoad(client, bridge.pid, [
+      ...common,
+      '-n',
+      String(EVENTS),
+      '--settle',
+      '0',
+    ]);
     const peakRssMb = await statusMb(bridge.pid, 'VmHWM');
-    const stats = parseCommandstats(await client.info('commandstats'));
-    const redisCpu1 = parseCpu(await client.info('cpu'));
-    delete stats['config|resetstat']; // ours
 
     const entries = Object.entries(stats);
     const calls = entries.reduce((sum, [, s]) => sum + s.calls, 0);
@@ -140,10 +139,10 @@ export async function runCostBench(): Promise<CostResult> {
       load: { actionsPerS: run.actions_per_s ?? null, ...f },
       perEvent: {
         redisCommands: round(calls / EVENTS, 1),
-        redisCpuUs: round(((redisCpu1 - redisCpu0) * 1e6) / EVENTS, 0),
+        redisCpuUs: round((redisCpuS * 1e6) / EVENTS, 0),
         redisCommandUs: round(usec / EVENTS, 0),
         redisScriptUs: round(scriptUsec / EVENTS, 0),
-        bridgeCpuMs: round(((bridgeCpu1 - bridgeCpu0) * 1000) / EVENTS, 3),
+        bridgeCpuMs: round((bridgeCpuS * 1000) / EVENTS, 3),
       },
       topCommands: entries
         .sort((a, b) => b[1].calls - a[1].calls)
@@ -166,19 +165,35 @@ export async function runCostBench(): Promise<CostResult> {
   }
 }
 
-/** Per-event cost of LONE events sent one at a time (closed loop, 1 in flight). */
-async function measureLone(client: Redis, pid: number, target: string[]) {
+/**
+ * One load run between the counters: Redis CPU (INFO cpu), Redis commands (commandstats, reset
+ * before and our own CONFIG RESETSTAT left out) and the bridge's CPU (/proc).
+ */
+async function countedLoad(client: Redis, pid: number, loadArgs: string[]) {
   const redisCpu0 = parseCpu(await client.info('cpu'));
   await client.config('RESETSTAT');
-  const cpu0 = await cpuSeconds(pid);
-  const run = await runLoad(
-    [...target, '-c', '1', '-n', String(LONE), '--timeout', '120', '--settle', '0'],
-    300_000,
-  );
-  const cpu1 = await cpuSeconds(pid);
+  const bridgeCpu0 = await cpuSeconds(pid);
+  const run = await runLoad(loadArgs, 600_000);
+  const bridgeCpuS = (await cpuSeconds(pid)) - bridgeCpu0;
   const stats = parseCommandstats(await client.info('commandstats'));
-  const redisCpu1 = parseCpu(await client.info('cpu'));
-  delete stats['config|resetstat'];
+  const redisCpuS = parseCpu(await client.info('cpu')) - redisCpu0;
+  delete stats['config|resetstat']; // ours
+  return { run, stats, bridgeCpuS, redisCpuS };
+}
+
+/** Per-event cost of LONE events sent one at a time (closed loop, 1 in flight). */
+async function measureLone(client: Redis, pid: number, target: string[]) {
+  const { run, stats, bridgeCpuS, redisCpuS } = await countedLoad(client, pid, [
+    ...target,
+    '-c',
+    '1',
+    '-n',
+    String(LONE),
+    '--timeout',
+    '120',
+    '--settle',
+    '0',
+  ]);
   const f = faults(run);
   if (f.missing + f.duplicated + f.wrong > 0) {
     throw new Error(`lone events: missing/duplicated/wrong ${f.missing}/${f.duplicated}/${f.wrong}`);
@@ -186,9 +201,9 @@ async function measureLone(client: Redis, pid: number, target: string[]) {
   const calls = Object.values(stats).reduce((sum, s) => sum + s.calls, 0);
   return {
     events: LONE,
-    bridgeCpuMs: round(((cpu1 - cpu0) * 1000) / LONE, 3),
+    bridgeCpuMs: round((bridgeCpuS * 1000) / LONE, 3),
     redisCommands: round(calls / LONE, 1),
-    redisCpuUs: round(((redisCpu1 - redisCpu0) * 1e6) / LONE, 0),
+    redisCpuUs: round((redisCpuS * 1e6) / LONE, 0),
   };
 }
 
