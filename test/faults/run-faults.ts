@@ -108,6 +108,8 @@ async function main(): Promise<number> {
       `${result.passed ? 'PASS' : 'FAIL'} ${scenario.id}. ${scenario.name} in ${Math.round(result.durationMs / 1000)} s`,
     );
     for (const problem of result.problems) log(`  problem: ${problem}`);
+    // The worst cases show how close a passing row came to its limits (attempts, delays).
+    for (const [what, value] of Object.entries(result.worst)) log(`  worst: ${what} ${value}`);
   }
   const passed = results.every((r) => r.passed);
   console.log(`\n${formatTextTable(results)}\n`);

@@ -339,8 +339,10 @@ export async function createFaultWorld(options: FaultWorldOptions) {
         );
       },
       /**
-       * BullMQ's bookkeeping of every events job still kept: runs started (`ats`, parking behind
-       * the conversation and rate-limit pauses included) and attempts made (`atm`, failed runs).
+       * Every events job still kept (a batch of the receiver's group commit, `b-*`): runs started
+       * (BullMQ's `ats`, parking behind the conversation and rate-limit pauses included) and the
+       * most failed runs of one of its events (`data.failures`: each event of a batch has its own
+       * attempts, counted by the worker, not BullMQ's `atm`).
        */
       async jobStats(): Promise<{ id: string; started: number; attempts: number }[]> {
         if (topology.kind === 'cluster') throw new Error('jobStats reads one Redis; this world is a cluster');
@@ -348,17 +350,17 @@ export async function createFaultWorld(options: FaultWorldOptions) {
         const jobPrefix = `${FAULTS.prefix}:${QUEUE_NAMES.events}:`;
         let cursor = '0';
         for (let pages = 0; pages < 100_000; pages++) {
-          const [next, found] = await redis.scan(cursor, 'MATCH', `${jobPrefix}ev-*`, 'COUNT', 1000);
+          const [next, found] = await redis.scan(cursor, 'MATCH', `${jobPrefix}b-*`, 'COUNT', 1000);
           const jobKeys = found.filter((key) => !key.slice(jobPrefix.length).includes(':'));
           const pipeline = redis.pipeline();
-          for (const key of jobKeys) pipeline.hmget(key, 'ats', 'atm');
+          for (const key of jobKeys) pipeline.hmget(key, 'ats', 'data');
           const rows = (await pipeline.exec()) ?? [];
           jobKeys.forEach((key, i) => {
-            const values = (rows[i]?.[1] ?? []) as (string | null)[];
+            const [started, data] = (rows[i]?.[1] ?? []) as (string | null)[];
             stats.push({
               id: key.slice(jobPrefix.length),
-              started: Number(values[0] ?? 0),
-              attempts: Number(values[1] ?? 0),
+              started: Number(started ?? 0),
+              attempts: mostFailures(data ?? null),
             });
           });
           cursor = next;
@@ -401,3 +403,14 @@ export async function createFaultWorld(options: FaultWorldOptions) {
 }
 export type FaultWorld = Awaited<ReturnType<typeof createFaultWorld>>;
 export type { CrmSink };
+
+/** The most failed runs of one event of a batch job, from the job's JSON data (0 when none or unreadable). */
+function mostFailures(data: string | null): number {
+  if (data === null) return 0;
+  try {
+    const failures = (JSON.parse(data) as { failures?: Record<string, number> }).failures ?? {};
+    return Math.max(0, ...Object.values(failures).filter((n) => Number.isFinite(n)));
+  } catch {
+    return 0;
+  }
+}
