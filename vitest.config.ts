@@ -20,6 +20,12 @@ export default defineConfig({
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
           fileParallelism: false,
+          // One worker process for all the files, in turn, rather than a fresh one per file: the
+          // files still run one at a time, but the project's modules (ioredis, BullMQ, got,
+          // Express, zod) are imported once instead of 65 times. Measured in one run each: 132 s of
+          // gaps between files with a fresh process per file, 22 s without (CI about 14.7 -> 13
+          // min). Every file closes what it starts (servers, Redis processes, connections).
+          isolate: false,
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
@@ -41,6 +47,7 @@ export default defineConfig({
           // ports raced the integration tests' free-port picks (EADDRINUSE once in a CI run).
           sequence: { groupOrder: 1 },
           fileParallelism: false,
+          isolate: false,
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
