@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
+import { EventBatchDataSchema } from '../../../src/queue/event-job.js';
 import { createKeyLayout, type KeyLayout } from '../../../src/queue/key-layout.js';
 import { createRedisClient, type RedisTopology } from '../../../src/queue/redis-connection.js';
 import { type BridgeKeys, QUEUE_NAMES } from '../../../src/queue/redis-keys.js';
@@ -344,9 +345,9 @@ export async function createFaultWorld(options: FaultWorldOptions) {
        * most failed runs of one of its events (`data.failures`: each event of a batch has its own
        * attempts, counted by the worker, not BullMQ's `atm`).
        */
-      async jobStats(): Promise<{ id: string; started: number; attempts: number }[]> {
+      async jobStats(): Promise<{ id: string; started: number; failedRuns: number }[]> {
         if (topology.kind === 'cluster') throw new Error('jobStats reads one Redis; this world is a cluster');
-        const stats: { id: string; started: number; attempts: number }[] = [];
+        const stats: { id: string; started: number; failedRuns: number }[] = [];
         const jobPrefix = `${FAULTS.prefix}:${QUEUE_NAMES.events}:`;
         let cursor = '0';
         for (let pages = 0; pages < 100_000; pages++) {
@@ -360,7 +361,7 @@ export async function createFaultWorld(options: FaultWorldOptions) {
             stats.push({
               id: key.slice(jobPrefix.length),
               started: Number(started ?? 0),
-              attempts: mostFailures(data ?? null),
+              failedRuns: mostFailures(data ?? null),
             });
           });
           cursor = next;
@@ -404,13 +405,15 @@ export async function createFaultWorld(options: FaultWorldOptions) {
 export type FaultWorld = Awaited<ReturnType<typeof createFaultWorld>>;
 export type { CrmSink };
 
-/** The most failed runs of one event of a batch job, from the job's JSON data (0 when none or unreadable). */
+/** The most failed runs of one event of a batch job, from the job's data (0 when none or unreadable). */
 function mostFailures(data: string | null): number {
   if (data === null) return 0;
+  let json: unknown;
   try {
-    const failures = (JSON.parse(data) as { failures?: Record<string, number> }).failures ?? {};
-    return Math.max(0, ...Object.values(failures).filter((n) => Number.isFinite(n)));
+    json = JSON.parse(data);
   } catch {
     return 0;
   }
+  const parsed = EventBatchDataSchema.safeParse(json);
+  return parsed.success ? Math.max(0, ...Object.values(parsed.data.failures ?? {})) : 0;
 }
