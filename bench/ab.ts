@@ -31,7 +31,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { findFreePort, startRedisServer } from '../src/shared/start-redis-server.js';
+import { findFreePort, startRedisServer } from '../src/redis/start-redis-server.js';
 import {
   CLI,
   cpuSeconds,

@@ -24,7 +24,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { findFreePort, startRedisServer } from '../src/shared/start-redis-server.js';
+import { findFreePort, startRedisServer } from '../src/redis/start-redis-server.js';
 import { CannotRun, ensureNodeRed, PEERS_DIR, refuseIfPeersRunning } from './peers-install.js';
 import {
   cpuSeconds,

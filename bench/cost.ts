@@ -21,7 +21,7 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { startRedisServer } from '../src/shared/start-redis-server.js';
+import { startRedisServer } from '../src/redis/start-redis-server.js';
 import {
   cpuSeconds,
   faults,

@@ -16,7 +16,7 @@ import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { type RedisServerHandle, startRedisServer } from '../src/shared/start-redis-server.js';
+import { type RedisServerHandle, startRedisServer } from '../src/redis/start-redis-server.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const PHASE_SECONDS = Number(process.env.PHASE_SECONDS ?? 10);

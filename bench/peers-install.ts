@@ -7,7 +7,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { findFreePort } from '../src/shared/start-redis-server.js';
+import { findFreePort } from '../src/redis/start-redis-server.js';
 import { portIsFree } from './peers-support.js';
 
 /** Where Node-RED (and n8n) are installed for the benches: not dependencies of this project. */

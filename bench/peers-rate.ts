@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startRedisServer } from '../src/shared/start-redis-server.js';
+import { startRedisServer } from '../src/redis/start-redis-server.js';
 import { faults, type LoadResult, round, runLoad, startBridgeStack } from './peers-support.js';
 
 export const OPEN_LOOP_P99_GOAL_MS = 50;

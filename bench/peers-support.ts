@@ -11,7 +11,7 @@ import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { findFreePort } from '../src/shared/start-redis-server.js';
+import { findFreePort } from '../src/redis/start-redis-server.js';
 import { spawnNode, stopChild, waitUntilOk } from './support.js';
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { waitFor } from '../src/shared/wait-for.js';
+import { waitFor } from '../src/base/wait-for.js';
 import {
   CannotRun,
   choosePort,

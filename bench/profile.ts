@@ -16,7 +16,7 @@ import { mkdir, mkdtemp, readdir, readFile, rename, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startRedisServer } from '../src/shared/start-redis-server.js';
+import { startRedisServer } from '../src/redis/start-redis-server.js';
 import {
   cpuSeconds,
   faults,

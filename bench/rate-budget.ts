@@ -12,8 +12,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { findFreePort, type RedisServerHandle, startRedisServer } from '../src/shared/start-redis-server.js';
-import { waitFor } from '../src/shared/wait-for.js';
+import { waitFor } from '../src/base/wait-for.js';
+import { findFreePort, type RedisServerHandle, startRedisServer } from '../src/redis/start-redis-server.js';
 import { spawnNode, stopChild, waitUntilOk } from './support.js';
 
 const here = dirname(fileURLToPath(import.meta.url));

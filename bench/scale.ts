@@ -21,8 +21,8 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { startRedisCluster } from '../src/shared/redis-topology.js';
-import { findFreePort, startRedisServer } from '../src/shared/start-redis-server.js';
+import { findFreePort, startRedisServer } from '../src/redis/start-redis-server.js';
+import { startRedisCluster } from '../tools/redis/redis-topology.js';
 import {
   CLI,
   cpuSeconds,

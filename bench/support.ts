@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { waitFor } from '../src/shared/wait-for.js';
+import { waitFor } from '../src/base/wait-for.js';
 
 /** A node child process whose last output is kept for error messages. */
 export function spawnNode(args: string[], env: NodeJS.ProcessEnv) {

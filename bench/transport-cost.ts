@@ -7,8 +7,8 @@
  * in alternating rounds (bare, got, bare, got) so a drift in machine load hits both alike.
  */
 import { Agent, request } from 'node:http';
+import { waitFor } from '../src/base/wait-for.js';
 import { gotTransport, type HttpAnswer } from '../src/platform/got-transport.js';
-import { waitFor } from '../src/shared/wait-for.js';
 import { round } from './peers-support.js';
 import { spawnNode, stopChild } from './support.js';
 

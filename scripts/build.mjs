@@ -15,6 +15,23 @@ const missing = readdirSync('src', { recursive: true })
   .filter((output) => !existsSync(output));
 if (missing.length > 0 && existsSync(BUILD_INFO)) rmSync(BUILD_INFO);
 
+// Outputs whose source was moved or deleted: tsc never removes them, and dist/ is what the package
+// ships, so nothing may stay there that src/ no longer has.
+if (existsSync('dist')) {
+  for (const output of readdirSync('dist', { recursive: true }).map(String)) {
+    const stem = output.replace(/\.(js|js\.map|d\.ts|d\.ts\.map)$/, '');
+    if (stem === output) continue;
+    if (!existsSync(`src/${stem}.ts`)) rmSync(`dist/${output}`);
+  }
+  const removeEmpty = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (entry.isDirectory()) removeEmpty(`${dir}/${entry.name}`);
+    }
+    if (dir !== 'dist' && readdirSync(dir).length === 0) rmSync(dir, { recursive: true });
+  };
+  removeEmpty('dist');
+}
+
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
 if (result.status !== 0) process.exit(result.status ?? 1);

@@ -1,11 +1,12 @@
 // The public API of convo-bridge. Named exports only (no `export *`), so this file is the list.
 
+export { formatDuration, parseDuration, parseSize } from './base/duration.js';
+export { ConvoBridgeError } from './base/errors.js';
+export { formatWib, parseWib } from './base/wib-time.js';
 export type { ConfigIssue } from './config/config-error.js';
 export { ConfigError, formatConfigIssue } from './config/config-error.js';
 export { configJsonSchema } from './config/config-json-schema.js';
-export type { BridgeConfig, ChannelConfig, ChannelKind, ReplyWindowConfig } from './config/config-schema.js';
-export { CHANNEL_KINDS } from './config/config-schema.js';
-export { formatDuration, parseDuration, parseSize } from './config/duration.js';
+export type { BridgeConfig } from './config/config-schema.js';
 export type { Env, MissingVariable } from './config/interpolate-env.js';
 export type { LoadedConfig, LoadOptions } from './config/load-config.js';
 export { loadConfig, parseConfigText } from './config/load-config.js';
@@ -104,10 +105,15 @@ export type {
 } from './rules/plan.js';
 export type { ReplyWindowSource, ReplyWindowState, ResolvedChannelKind } from './rules/reply-window.js';
 export { channelKind, replyWindow, resolveChannelKind } from './rules/reply-window.js';
+export type {
+  ChannelConfig,
+  ChannelKind,
+  ReplyWindowConfig,
+  RulesSettings,
+} from './rules/rules-settings-schema.js';
+export { CHANNEL_KINDS } from './rules/rules-settings-schema.js';
 export type { CheckFailure } from './rules-test/check-plan.js';
 export type { RuleTestFile } from './rules-test/rules-test-schema.js';
 export { RuleTestFileSchema, rulesTestJsonSchema } from './rules-test/rules-test-schema.js';
 export type { CaseResult, FileResult } from './rules-test/run-rule-tests.js';
 export { runRuleTestFile } from './rules-test/run-rule-tests.js';
-export { ConvoBridgeError } from './shared/errors.js';
-export { formatWib, parseWib } from './shared/wib-time.js';

@@ -1,8 +1,8 @@
 import { Queue } from 'bullmq';
 import type { InboxClocks } from '../emulator/inbox-page.js';
 import { layoutFor } from '../queue/key-layout.js';
-import { createRedisClient } from '../queue/redis-connection.js';
 import { QUEUE_NAMES } from '../queue/redis-keys.js';
+import { createRedisClient } from '../redis/redis-connection.js';
 import { listConversationClocks } from '../worker/list-timers.js';
 import { resolveRedisTarget } from './redis-target.js';
 

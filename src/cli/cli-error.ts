@@ -1,4 +1,4 @@
-import { ConvoBridgeError } from '../shared/errors.js';
+import { ConvoBridgeError } from '../base/errors.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
 
 /** An error a command reports to the user with a chosen exit code and no stack trace. */

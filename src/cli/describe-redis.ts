@@ -1,6 +1,6 @@
 import type { BridgeConfig } from '../config/config-schema.js';
 import { layoutFor } from '../queue/key-layout.js';
-import { describeTopology } from '../queue/redis-connection.js';
+import { describeTopology } from '../redis/redis-connection.js';
 import { redactUrl } from './redact-url.js';
 
 /**

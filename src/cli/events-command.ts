@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { formatDuration, parseDuration } from '../config/duration.js';
+import { formatDuration, parseDuration } from '../base/duration.js';
 import { eventId } from '../queue/redis-keys.js';
 import { findRecordedEvent, readRecordedEvents } from '../record/event-store.js';
 import type { RecordedEvent } from '../record/recorded-event.js';

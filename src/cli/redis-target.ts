@@ -1,5 +1,6 @@
 import { type Command, Option } from 'commander';
 import { z } from 'zod';
+import { describeError } from '../base/errors.js';
 import { ConfigError } from '../config/config-error.js';
 import type { BridgeConfig } from '../config/config-schema.js';
 import type { Env } from '../config/interpolate-env.js';
@@ -7,15 +8,14 @@ import { loadConfig } from '../config/load-config.js';
 import { DEFAULT_CONFIG_PATH, resolveConfigPath } from '../config/resolve-config-path.js';
 import { type KeyLayout, layoutFor } from '../queue/key-layout.js';
 import { storedKeyLayout } from '../queue/layout-record.js';
+import { redisAddress } from '../redis/redis-address.js';
+import type { RedisClient } from '../redis/redis-client.js';
 import {
   createRedisClient,
   describeTopology,
   type RedisTopology,
   singleRedis,
-} from '../queue/redis-connection.js';
-import { describeError } from '../shared/errors.js';
-import { redisAddress } from '../shared/redis-address.js';
-import type { RedisClient } from '../shared/redis-client.js';
+} from '../redis/redis-connection.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
 

@@ -1,8 +1,8 @@
 import { Command, CommanderError } from 'commander';
-import { ConvoBridgeError, describeError } from '../shared/errors.js';
+import { ConvoBridgeError, describeError } from '../base/errors.js';
+import { packageVersion } from '../base/package-version.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
-import { packageVersion } from './package-version.js';
 import { registerCommands } from './register-commands.js';
 
 export interface CliIo {

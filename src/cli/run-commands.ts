@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
+import { type BridgeMode, runBridge } from '../bridge/run-bridge.js';
 import { ConfigError } from '../config/config-error.js';
 import { resolveConfigPath } from '../config/resolve-config-path.js';
-import { type BridgeMode, runBridge } from '../run/run-bridge.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
 import type { CliIo } from './run-cli.js';

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
+import { formatDuration } from '../base/duration.js';
 import { ConfigError, formatConfigIssue } from '../config/config-error.js';
 import type { BridgeConfig } from '../config/config-schema.js';
 import { describeConfigDefaults } from '../config/describe-defaults.js';
-import { formatDuration } from '../config/duration.js';
 import { type LoadedConfig, loadConfig } from '../config/load-config.js';
 import { resolveConfigPath } from '../config/resolve-config-path.js';
 import { describeTracing, resolveTracing } from '../observe/tracing-settings.js';

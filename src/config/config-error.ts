@@ -1,4 +1,4 @@
-import { ConvoBridgeError } from '../shared/errors.js';
+import { ConvoBridgeError } from '../base/errors.js';
 
 /** One problem in a config file, at the place a user has to edit. Line and column are 1-based. */
 export interface ConfigIssue {

@@ -1,14 +1,13 @@
 import { z } from 'zod';
-import type { RedisTopology } from '../queue/redis-connection.js';
+import { parseSize, SIZE_HINT, SIZE_REGEX_SOURCE } from '../base/duration.js';
+import { durationSchema, ruleSchema } from '../rules/rule-schema.js';
 import {
-  isIsoDate,
-  isValidTimeZone,
-  parseDayKey,
-  parseOpeningRange,
-  WEEKDAYS,
-} from '../rules/business-hours.js';
-import { durationSchema, engineValueSchema, ruleSchema, simpleActionSchema } from '../rules/rule-schema.js';
-import { parseSize, SIZE_HINT, SIZE_REGEX_SOURCE } from './duration.js';
+  businessHoursSchema,
+  channelSchema,
+  replyWindowSchema,
+  timezoneSchema,
+} from '../rules/rules-settings-schema.js';
+import type { RedisTopology } from './redis-topology.js';
 
 /**
  * The config file's schema. Input is the YAML as written (snake_case); output is the typed
@@ -51,23 +50,6 @@ const sizeSchema = z
   .regex(new RegExp(SIZE_REGEX_SOURCE, 'i'), { error: `expected ${SIZE_HINT}` })
   .transform((text) => parseSize(text) ?? 0)
   .meta({ description: SIZE_HINT });
-
-export const CHANNEL_KINDS = [
-  'whatsapp_api',
-  'whatsapp_qr',
-  'instagram',
-  'messenger',
-  'telegram',
-  'slack',
-  'intercom',
-  'webchat',
-  'socialchat',
-  'other',
-] as const;
-export type ChannelKind = (typeof CHANNEL_KINDS)[number];
-
-/** Channels with a 24-hour free-form window (webhook-payloads.md §4). */
-export const DEFAULT_WINDOW_KINDS: ChannelKind[] = ['whatsapp_api', 'instagram', 'messenger'];
 
 /**
  * The credential scheme of each form when the config does not name one (issue 12): the current
@@ -382,106 +364,6 @@ const logSchema = z.strictObject({
   level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
-const timezoneSchema = z
-  .string()
-  .refine(isValidTimeZone, { error: 'unknown time zone: use an IANA name such as Asia/Jakarta' })
-  .default('Asia/Jakarta');
-
-const weeklySchema = z
-  .record(
-    z.string(),
-    z.union([z.string(), z.array(z.string()).min(1, { error: 'must not be an empty list' })]),
-  )
-  .superRefine((weekly, ctx) => {
-    const seen = new Map<number, string>();
-    for (const [key, value] of Object.entries(weekly)) {
-      const days = parseDayKey(key);
-      if (!days) {
-        ctx.addIssue({
-          code: 'custom',
-          path: [key],
-          message: `"${key}" is not a day: use ${WEEKDAYS.slice(1).join(', ')}, sun or a range such as mon-fri`,
-        });
-        continue;
-      }
-      for (const day of days) {
-        const earlier = seen.get(day);
-        if (earlier !== undefined) {
-          ctx.addIssue({
-            code: 'custom',
-            path: [key],
-            message: `${WEEKDAYS[day]} is given twice (in "${earlier}" and "${key}"): list each day once`,
-          });
-          break;
-        }
-        seen.set(day, key);
-      }
-      const ranges = typeof value === 'string' ? [value] : value;
-      ranges.forEach((range, index) => {
-        const parsed = parseOpeningRange(range);
-        if (typeof parsed === 'string') {
-          ctx.addIssue({
-            code: 'custom',
-            path: typeof value === 'string' ? [key] : [key, index],
-            message: parsed,
-          });
-        }
-      });
-    }
-  })
-  .describe('Opening hours per day: keys mon..sun or ranges like mon-fri; values "HH:MM-HH:MM" or a list.');
-
-const businessHoursSchema = z.strictObject({
-  weekly: weeklySchema,
-  holidays: z
-    .array(z.string().refine(isIsoDate, { error: 'expected a date as YYYY-MM-DD' }))
-    .default([])
-    .describe('Dates (YYYY-MM-DD) closed all day.'),
-});
-
-const channelSchema = z.strictObject({
-  match: z
-    .strictObject({
-      engine: engineValueSchema.optional(),
-      channel_id: nonEmpty.optional(),
-      channel_name: nonEmpty.optional(),
-    })
-    .refine((m) => m.engine !== undefined || m.channel_id !== undefined || m.channel_name !== undefined, {
-      error: 'match needs engine, channel_id or channel_name',
-    })
-    .transform((m) => ({ engine: m.engine, channelId: m.channel_id, channelName: m.channel_name })),
-  kind: z.enum(CHANNEL_KINDS),
-});
-
-const replyWindowSchema = z
-  .strictObject({
-    applies_to: z
-      .array(z.enum(CHANNEL_KINDS))
-      .default(DEFAULT_WINDOW_KINDS)
-      .describe('Channel kinds (from channels:) whose free-form replies need an open window.'),
-    // Fractions (hours: 0.05 = 3 minutes) let tests and demos watch a window close (issue 16).
-    hours: z
-      .union([
-        z.number(),
-        z
-          .string()
-          .regex(/^\d+(\.\d+)?$/, { error: 'expected a number of hours' })
-          .transform(Number),
-      ])
-      .pipe(
-        z
-          .number()
-          .min(0.01, { error: 'must be at least 0.01 (36 seconds)' })
-          .max(24 * 30, { error: 'must be at most 720 (30 days)' }),
-      )
-      .prefault(24),
-    when_closed: z
-      .array(simpleActionSchema)
-      .default([])
-      .describe('Actions planned instead of a reply when the window is closed.'),
-  })
-  .transform((w) => ({ appliesTo: w.applies_to, hours: w.hours, whenClosed: w.when_closed }));
-
 const destinationSchema = z
   .strictObject({
     url: httpUrl('https://crm.example.com/hooks'),
@@ -615,5 +497,3 @@ export const configSchema = z
 
 /** The typed, validated config with defaults applied. */
 export type BridgeConfig = z.output<typeof configSchema>;
-export type ChannelConfig = BridgeConfig['channels'][number];
-export type ReplyWindowConfig = BridgeConfig['replyWindow'];

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { editDistance } from '../shared/edit-distance.js';
+import { editDistance } from '../base/edit-distance.js';
 import type { ConfigPath } from './config-document.js';
 import { allowedKeysAt } from './config-json-schema.js';
 

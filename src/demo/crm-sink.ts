@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { describeError } from '../shared/errors.js';
+import { describeError } from '../base/errors.js';
 import { DemoError } from './demo-error.js';
 
 /**

@@ -1,4 +1,4 @@
-import { ConvoBridgeError } from '../shared/errors.js';
+import { ConvoBridgeError } from '../base/errors.js';
 
 export type DemoErrorCode =
   /** Neither REDIS_URL nor a `redis-server` binary: the demo cannot store anything. */

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
-import { describeError } from '../shared/errors.js';
-import { hasRedisServerBinary, startRedisServer } from '../shared/start-redis-server.js';
+import { describeError } from '../base/errors.js';
+import { hasRedisServerBinary, startRedisServer } from '../redis/start-redis-server.js';
 import { DemoError } from './demo-error.js';
 
 /**

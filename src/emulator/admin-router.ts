@@ -1,6 +1,6 @@
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import type { z } from 'zod';
-import { describeError } from '../shared/errors.js';
+import { describeError } from '../base/errors.js';
 import {
   AuthStormBody,
   CreateConversationBody,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { formatWib } from '../shared/wib-time.js';
+import { formatWib } from '../base/wib-time.js';
 import type { PlatformCredentials } from './authenticate-request.js';
 import { BoundedLog } from './bounded-log.js';
 import type { ApiForm, ChannelType } from './channels.js';

@@ -1,4 +1,4 @@
-import { ConvoBridgeError } from '../shared/errors.js';
+import { ConvoBridgeError } from '../base/errors.js';
 
 /** Stable codes of the errors the emulator throws on purpose, with the admin API's HTTP status for each. */
 export const EMULATOR_ERROR_STATUS = {

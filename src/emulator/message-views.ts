@@ -1,4 +1,4 @@
-import { formatWib } from '../shared/wib-time.js';
+import { formatWib } from '../base/wib-time.js';
 import type { StoredMessage } from './emulator-state.js';
 
 /**

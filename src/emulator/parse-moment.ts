@@ -1,4 +1,4 @@
-import { parseWib } from '../shared/wib-time.js';
+import { parseWib } from '../base/wib-time.js';
 
 /**
  * A point in time as the admin API and seed files take it: epoch milliseconds, an ISO-8601 string

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
-import { describeError } from '../shared/errors.js';
+import { describeError } from '../base/errors.js';
 import { CHANNEL_TYPES } from './channels.js';
 import { CONVERSATION_MODES, CONVERSATION_STATUSES, type ConversationStatus } from './conversation-status.js';
 import { EmulatorError } from './emulator-error.js';

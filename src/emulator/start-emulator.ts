@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { describeError } from '../shared/errors.js';
+import { describeError } from '../base/errors.js';
 import { createAdminRouter } from './admin-router.js';
 import { EmulatorAdmin } from './emulator-admin.js';
 import { EmulatorError } from './emulator-error.js';

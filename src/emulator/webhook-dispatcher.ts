@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describeError } from '../shared/errors.js';
+import { describeError } from '../base/errors.js';
 import { EmulatorError } from './emulator-error.js';
 import type { WebhookFailure } from './emulator-options.js';
 import type { WebhookPayload } from './webhook-payload.js';

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { packageVersion } from '../cli/package-version.js';
+import { packageVersion } from '../base/package-version.js';
 import { installTracing } from './trace-context.js';
 import { describeTracing, resolveTracing, type TracingConfig } from './tracing-settings.js';
 

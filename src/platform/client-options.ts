@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConvoBridgeError } from '../shared/errors.js';
+import { ConvoBridgeError } from '../base/errors.js';
 import type { PlatformOperation } from './operations.js';
 import type { PlatformErrorCode } from './platform-error.js';
 

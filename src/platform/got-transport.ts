@@ -1,6 +1,6 @@
 import AgentKeepAlive from 'agentkeepalive';
 import got, { RequestError, TimeoutError } from 'got';
-import { definedOnlyRequest, installFastNativeOptions } from '../shared/got-native-options.js';
+import { definedOnlyRequest, installFastNativeOptions } from './got-native-options.js';
 
 /** One HTTP exchange as the client needs it; nothing got-specific leaks past this file. */
 export interface HttpCall {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseWib } from '../shared/wib-time.js';
+import { parseWib } from '../base/wib-time.js';
 import { DELIVERY_STATUSES, type DeliveryStatus, type PlatformMessage } from './platform-message.js';
 
 /*

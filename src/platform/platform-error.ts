@@ -1,4 +1,4 @@
-import { ConvoBridgeError } from '../shared/errors.js';
+import { ConvoBridgeError } from '../base/errors.js';
 import type { PlatformOperation } from './operations.js';
 
 /**

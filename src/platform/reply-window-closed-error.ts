@@ -1,4 +1,4 @@
-import { ConvoBridgeError } from '../shared/errors.js';
+import { ConvoBridgeError } from '../base/errors.js';
 
 /**
  * Refusal to send a free-form reply after the channel's reply window closed (WhatsApp Business

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { JobsOptions, Queue } from 'bullmq';
+import { ConvoBridgeError } from '../base/errors.js';
 import type { ConversationEvent } from '../events/conversation-event.js';
 import { carrierOf } from '../observe/trace-context.js';
-import { ConvoBridgeError } from '../shared/errors.js';
-import { defineRedisScript } from '../shared/redis-script.js';
+import { connectionFor, type RedisClient } from '../redis/redis-connection.js';
+import { defineRedisScript } from '../redis/redis-script.js';
 import { EVENT_BATCH_JOB_NAME, type EventBatchData } from './event-job.js';
-import { connectionFor, type RedisClient } from './redis-connection.js';
 import { type BridgeKeys, conversationHash, eventId } from './redis-keys.js';
 
 /**

@@ -1,5 +1,5 @@
-import { CLUSTER_SLOTS, keySlot } from '../shared/key-slot.js';
-import type { RedisTopology } from './redis-connection.js';
+import type { RedisTopology } from '../config/redis-topology.js';
+import { CLUSTER_SLOTS, keySlot } from '../redis/key-slot.js';
 import { type BridgeKeys, bridgeKeys, conversationHash } from './redis-keys.js';
 
 /** Most queue shards one bridge may have (each is a pair of BullMQ queues and a worker per process). */

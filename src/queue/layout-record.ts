@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { ConvoBridgeError } from '../shared/errors.js';
-import type { RedisClient } from '../shared/redis-client.js';
+import { ConvoBridgeError } from '../base/errors.js';
+import type { RedisClient } from '../redis/redis-client.js';
 import { createKeyLayout, type KeyLayout } from './key-layout.js';
 
 /**

@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import { Cluster, type Redis } from 'ioredis';
-import { ConvoBridgeError } from '../shared/errors.js';
-import type { RedisClient } from '../shared/redis-client.js';
+import { ConvoBridgeError } from '../base/errors.js';
+import type { RedisClient } from '../redis/redis-client.js';
 import { createKeyLayout, type KeyLayout, type QueueShard, shardIndexOfHash } from './key-layout.js';
 import { layoutRecordKey, readStoredLayout, type StoredLayout } from './layout-record.js';
 import { eventId, parseDedupeMarker, QUEUE_NAMES } from './redis-keys.js';

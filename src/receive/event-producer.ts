@@ -1,17 +1,17 @@
 import { type JobsOptions, Queue } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
+import { describeError } from '../base/errors.js';
 import type { ConversationEvent } from '../events/conversation-event.js';
 import { type IngestResult, ingestBatch } from '../queue/ingest-event.js';
 import { createKeyLayout, type KeyLayout, type QueueShard } from '../queue/key-layout.js';
+import { type BridgeKeys, QUEUE_NAMES } from '../queue/redis-keys.js';
 import {
   createRedisClient,
   type RedisClient,
   type RedisTopology,
   singleRedis,
-} from '../queue/redis-connection.js';
-import { type BridgeKeys, QUEUE_NAMES } from '../queue/redis-keys.js';
-import { describeError } from '../shared/errors.js';
+} from '../redis/redis-connection.js';
 import { ReceiverError } from './receiver-errors.js';
 import { withTimeout } from './with-timeout.js';
 

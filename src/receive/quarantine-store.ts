@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { BridgeKeys } from '../queue/redis-keys.js';
-import type { RedisClient } from '../shared/redis-client.js';
-import { defineRedisScript } from '../shared/redis-script.js';
+import type { RedisClient } from '../redis/redis-client.js';
+import { defineRedisScript } from '../redis/redis-script.js';
 import { ReceiverError } from './receiver-errors.js';
 
 /**

@@ -1,4 +1,4 @@
-import { ConvoBridgeError } from '../shared/errors.js';
+import { ConvoBridgeError } from '../base/errors.js';
 
 /**
  * Stable codes of the receiver's own errors. Each message says what failed, where, and how to fix

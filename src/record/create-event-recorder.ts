@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { BridgeConfig } from '../config/config-schema.js';
 import type { BridgeKeys } from '../queue/redis-keys.js';
-import type { RedisClient } from '../shared/redis-client.js';
+import type { RedisClient } from '../redis/redis-client.js';
 import type { EventRecorder } from '../worker/ports.js';
 import { storeRecordedEvent } from './event-store.js';
 import { factsToJson, summarizePlan } from './recorded-event.js';

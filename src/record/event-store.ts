@@ -1,7 +1,7 @@
 import type { BridgeKeys } from '../queue/redis-keys.js';
 import { eventId } from '../queue/redis-keys.js';
-import type { RedisClient } from '../shared/redis-client.js';
-import { defineRedisScript } from '../shared/redis-script.js';
+import type { RedisClient } from '../redis/redis-client.js';
+import { defineRedisScript } from '../redis/redis-script.js';
 import { type RecordedEvent, RecordedEventSchema } from './recorded-event.js';
 
 /**

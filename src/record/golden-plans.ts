@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { listDiff } from '../rules-test/check-plan.js';
+import { listDiff } from '../base/list-diff.js';
 import type { EventPlanSummary } from './backtest.js';
 import { ActionSummarySchema } from './recorded-event.js';
 

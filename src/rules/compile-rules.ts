@@ -1,12 +1,12 @@
 import { RE2JS } from 're2js';
-import type { BridgeConfig, ChannelConfig, ChannelKind } from '../config/config-schema.js';
-import { formatDuration } from '../config/duration.js';
+import { formatDuration } from '../base/duration.js';
 import { EVENT_KINDS, type EventKind } from '../events/conversation-event.js';
 import { type BusinessHours, compileBusinessHours } from './business-hours.js';
 import { engineMatchValues } from './engine-values.js';
 import { createKeywordIndexBuilder, type KeywordIndex } from './keyword-index.js';
 import type { RuleOutcome } from './plan.js';
 import type { ActionConfig, ConditionConfig, TimerClock } from './rule-schema.js';
+import type { ChannelConfig, ChannelKind, RuleConfig, RulesSettings } from './rules-settings-schema.js';
 import { type CompiledTemplate, compileTemplate } from './template.js';
 
 /**
@@ -96,7 +96,7 @@ export interface CompileProblem {
 
 type Path = (string | number)[];
 
-export function compileRules(config: BridgeConfig): { rules: CompiledRules; problems: CompileProblem[] } {
+export function compileRules(config: RulesSettings): { rules: CompiledRules; problems: CompileProblem[] } {
   const problems: CompileProblem[] = [];
   const keywords = createKeywordIndexBuilder();
   const destinations = Object.keys(config.destinations);
@@ -266,10 +266,10 @@ const ECHO_KINDS: readonly string[] = ['agent_reply', 'message_sent'];
  * answer itself forever.
  */
 function checkClockRule(
-  rule: BridgeConfig['rules'][number],
+  rule: RuleConfig,
   index: number,
   beforeMs: number | null,
-  config: BridgeConfig,
+  config: RulesSettings,
   problems: CompileProblem[],
 ): void {
   const path: Path = ['rules', index];
@@ -309,7 +309,7 @@ interface ConditionUses {
 }
 
 interface ConditionContext {
-  config: BridgeConfig;
+  config: RulesSettings;
   keywords: ReturnType<typeof createKeywordIndexBuilder>;
   problems: CompileProblem[];
   uses: ConditionUses;

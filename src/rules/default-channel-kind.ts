@@ -1,4 +1,4 @@
-import type { ChannelKind } from '../config/config-schema.js';
+import type { ChannelKind } from './rules-settings-schema.js';
 
 /**
  * The channel kind a conversation gets when no `channels:` entry matches it (issue 12: the reply

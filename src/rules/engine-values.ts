@@ -1,6 +1,6 @@
+import { editDistance } from '../base/edit-distance.js';
+import { ENGINE_ALIASES } from '../events/channel-engine.js';
 import { KNOWN_ENGINES } from '../events/conversation-event.js';
-import { ENGINE_ALIASES } from '../receive/channel-engine.js';
-import { editDistance } from '../shared/edit-distance.js';
 
 /**
  * The values `engine:` may take in a rule condition or a `channels[].match` (issue 13, item 6):

@@ -1,4 +1,4 @@
-import { formatDuration } from '../config/duration.js';
+import { formatDuration } from '../base/duration.js';
 import { type ConversationEvent, customerName } from '../events/conversation-event.js';
 import { type BusinessHoursState, businessHoursAt } from './business-hours.js';
 import { addBusinessTime, formatLocal } from './business-time.js';

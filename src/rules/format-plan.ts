@@ -1,4 +1,4 @@
-import { formatDuration } from '../config/duration.js';
+import { formatDuration } from '../base/duration.js';
 import type { ConversationEvent } from '../events/conversation-event.js';
 import type { Plan, PlannedAction } from './plan.js';
 

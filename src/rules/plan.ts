@@ -1,5 +1,5 @@
-import type { ChannelKind } from '../config/config-schema.js';
 import type { EventKind } from '../events/conversation-event.js';
+import type { ChannelKind } from './rules-settings-schema.js';
 
 /**
  * The contract between the rules (pure) and the worker (effects): what the worker knows about a

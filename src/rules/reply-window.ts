@@ -1,7 +1,7 @@
-import type { ChannelConfig, ChannelKind } from '../config/config-schema.js';
 import type { ConversationEvent } from '../events/conversation-event.js';
 import { defaultChannelKind } from './default-channel-kind.js';
 import { engineMatchValues } from './engine-values.js';
+import type { ChannelConfig, ChannelKind } from './rules-settings-schema.js';
 
 /** What replyWindow needs from the config (BridgeConfig and CompiledRules both have it). */
 export interface ReplyWindowSource {

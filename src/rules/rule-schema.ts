@@ -1,6 +1,6 @@
 import { RE2JS } from 're2js';
 import { z } from 'zod';
-import { DURATION_HINT, DURATION_REGEX_SOURCE, parseDuration } from '../config/duration.js';
+import { DURATION_HINT, DURATION_REGEX_SOURCE, parseDuration } from '../base/duration.js';
 import { EVENT_KINDS, type EventKind } from '../events/conversation-event.js';
 import { engineValueProblem } from './engine-values.js';
 import { normalizeWords } from './normalize-text.js';

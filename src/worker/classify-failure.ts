@@ -1,5 +1,5 @@
-import { ForwardError } from '../actions/forward-event.js';
-import { describeError } from '../shared/errors.js';
+import { describeError } from '../base/errors.js';
+import { ForwardError } from '../forward/forward-event.js';
 import { CallBudgetExhaustedError } from './call-budget.js';
 
 /**

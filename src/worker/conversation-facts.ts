@@ -1,6 +1,6 @@
 import type { ConversationEvent } from '../events/conversation-event.js';
 import type { BridgeKeys } from '../queue/redis-keys.js';
-import type { RedisClient } from '../shared/redis-client.js';
+import type { RedisClient } from '../redis/redis-client.js';
 import type { ConversationFacts, HistoryMessage } from './ports.js';
 
 /**

@@ -1,8 +1,8 @@
 import { type Job, type Queue, RateLimitError, UnrecoverableError } from 'bullmq';
 import type { Logger } from 'pino';
+import { describeError } from '../base/errors.js';
 import type { BridgeKeys } from '../queue/redis-keys.js';
-import { describeError } from '../shared/errors.js';
-import type { RedisClient } from '../shared/redis-client.js';
+import type { RedisClient } from '../redis/redis-client.js';
 import type { FailureClass } from './classify-failure.js';
 import { addDeadLetter, type DeadLetter } from './dead-letters.js';
 import { ActionInterrupted, type ActionReport } from './execute-actions.js';

@@ -1,7 +1,7 @@
 import type { ConversationEvent } from '../events/conversation-event.js';
 import type { BridgeKeys } from '../queue/redis-keys.js';
-import type { RedisClient } from '../shared/redis-client.js';
-import { defineRedisScript } from '../shared/redis-script.js';
+import type { RedisClient } from '../redis/redis-client.js';
+import { defineRedisScript } from '../redis/redis-script.js';
 import {
   FACTS_TTL_SECONDS,
   type StoredFacts,

@@ -5,7 +5,7 @@ import { lazyChild } from '../observe/logger.js';
 import { traceEventRun } from '../observe/trace-context.js';
 import { type BatchedEvent, EventBatchDataSchema } from '../queue/event-job.js';
 import { type BridgeKeys, eventId, orderMember } from '../queue/redis-keys.js';
-import type { RedisClient } from '../shared/redis-client.js';
+import type { RedisClient } from '../redis/redis-client.js';
 import { jobRetryDelay } from './backoff.js';
 import type { PlatformErrorClassifier } from './classify-failure.js';
 import {

@@ -10,7 +10,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { describeError } from '../../src/shared/errors.js';
+import { describeError } from '../../src/base/errors.js';
 import { clockWindow } from './scenarios/clock-window.js';
 import { killedWorkers } from './scenarios/killed-workers.js';
 import { linkRewriting } from './scenarios/link-rewriting.js';

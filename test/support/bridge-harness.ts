@@ -5,8 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
-import { findFreePort } from '../../src/shared/start-redis-server.js';
-import { waitFor } from '../../src/shared/wait-for.js';
+import { waitFor } from '../../src/base/wait-for.js';
+import { findFreePort } from '../../src/redis/start-redis-server.js';
 
 const CLI = join(process.cwd(), 'dist', 'cli.js');
 

@@ -1,5 +1,5 @@
 import type { TestProject } from 'vitest/node';
-import { startRedisCluster } from '../../src/shared/redis-topology.js';
+import { startRedisCluster } from '../../tools/redis/redis-topology.js';
 
 /**
  * The `cluster` project (vitest.config.ts): the end-to-end suite's main files run against a real

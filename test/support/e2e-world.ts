@@ -4,7 +4,7 @@ import type { EmulatorOptions } from '../../src/emulator/emulator-options.js';
 import { type EmulatorHandle, startEmulator } from '../../src/emulator/start-emulator.js';
 import { createKeyLayout, type KeyLayout } from '../../src/queue/key-layout.js';
 import type { BridgeKeys } from '../../src/queue/redis-keys.js';
-import type { RedisClient } from '../../src/shared/redis-client.js';
+import type { RedisClient } from '../../src/redis/redis-client.js';
 import {
   type BridgeProcess,
   type CrmSink,

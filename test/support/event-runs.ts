@@ -1,5 +1,5 @@
 import { type BridgeKeys, parseDedupeMarker } from '../../src/queue/redis-keys.js';
-import type { RedisClient } from '../../src/shared/redis-client.js';
+import type { RedisClient } from '../../src/redis/redis-client.js';
 import type { EventRunResult } from '../../src/worker/process-event.js';
 
 /**

@@ -3,7 +3,7 @@ import {
   hasRedisServerBinary,
   REDIS_INSTALL_HINT,
   startRedisServer,
-} from '../../src/shared/start-redis-server.js';
+} from '../../src/redis/start-redis-server.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

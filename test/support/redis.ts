@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { Cluster, Redis } from 'ioredis';
 import { inject } from 'vitest';
-import type { RedisClient } from '../../src/shared/redis-client.js';
+import type { RedisClient } from '../../src/redis/redis-client.js';
 
-export { startRedisServer } from '../../src/shared/start-redis-server.js';
+export { startRedisServer } from '../../src/redis/start-redis-server.js';
 
 /** The run's shared test Redis (see global-setup.ts). */
 export function testRedisUrl(): string {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createSeededRandom } from '../../../src/emulator/seeded-random.js';
-import { keySlot } from '../../../src/shared/key-slot.js';
+import { keySlot } from '../../../src/redis/key-slot.js';
 import type { AdminAttempt, AdminDelivery } from '../support/admin-client.js';
 import type { SentMessage } from '../support/expectations.js';
 import { createFaultWorld, type FaultRedis, type FaultWorld } from '../support/fault-world.js';

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { waitFor } from '../../../src/shared/wait-for.js';
+import { waitFor } from '../../../src/base/wait-for.js';
 import { AdminClient } from './admin-client.js';
 import { FaultSuiteError } from './fault-suite-error.js';
 

@@ -1,4 +1,4 @@
-import { webhookIdFor } from '../../../src/actions/forward-event.js';
+import { webhookIdFor } from '../../../src/forward/forward-event.js';
 
 /**
  * What the example config's rules (config/bridge.example.yaml) must do with the suite's traffic,

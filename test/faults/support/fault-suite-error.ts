@@ -1,4 +1,4 @@
-import { ConvoBridgeError } from '../../../src/shared/errors.js';
+import { ConvoBridgeError } from '../../../src/base/errors.js';
 
 /** Something the fault suite itself could not do (a process would not start, a wait ran out). */
 export class FaultSuiteError extends ConvoBridgeError {

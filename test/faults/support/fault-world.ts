@@ -3,16 +3,16 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { EventBatchDataSchema } from '../../../src/queue/event-job.js';
 import { createKeyLayout, type KeyLayout } from '../../../src/queue/key-layout.js';
-import { createRedisClient, type RedisTopology } from '../../../src/queue/redis-connection.js';
 import { type BridgeKeys, QUEUE_NAMES } from '../../../src/queue/redis-keys.js';
-import type { RedisClient } from '../../../src/shared/redis-client.js';
+import type { RedisClient } from '../../../src/redis/redis-client.js';
+import { createRedisClient, type RedisTopology } from '../../../src/redis/redis-connection.js';
+import { type RedisServerHandle, startRedisServer } from '../../../src/redis/start-redis-server.js';
 import {
   type RedisClusterHandle,
   type RedisSentinelHandle,
   startRedisCluster,
   startRedisSentinel,
-} from '../../../src/shared/redis-topology.js';
-import { type RedisServerHandle, startRedisServer } from '../../../src/shared/start-redis-server.js';
+} from '../../../tools/redis/redis-topology.js';
 import {
   type BridgeProcess,
   type CrmSink,

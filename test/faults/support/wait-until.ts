@@ -1,4 +1,4 @@
-import { type WaitForOptions, waitFor } from '../../../src/shared/wait-for.js';
+import { type WaitForOptions, waitFor } from '../../../src/base/wait-for.js';
 
 const ABORTED = Symbol('aborted');
 

@@ -71,6 +71,19 @@ describe('scripts/build.mjs', () => {
     expect(existsSync(join(dir, 'dist', 'lib', 'two.js'))).toBe(true);
   });
 
+  it('removes the outputs (and emptied folders) of a source that was moved away', () => {
+    mkdirSync(join(dir, 'src', 'old'));
+    writeFileSync(join(dir, 'src', 'old', 'three.ts'), 'export const three: number = 3;\n');
+    expect(build().status).toBe(0);
+    expect(existsSync(join(dir, 'dist', 'old', 'three.js'))).toBe(true);
+    rmSync(join(dir, 'src', 'old'), { recursive: true });
+    const run = build();
+    expect(run.status, run.stdout + run.stderr).toBe(0);
+    expect(existsSync(join(dir, 'dist', 'old'))).toBe(false);
+    expect(existsSync(join(dir, 'dist', 'lib', 'two.js'))).toBe(true);
+    expect(existsSync(join(dir, 'dist', 'cli.js'))).toBe(true);
+  });
+
   it('fails with the exit code and message of tsc on a type error', () => {
     writeFileSync(join(dir, 'src', 'lib', 'two.ts'), 'export const two: number = "2";\n');
     const run = build();

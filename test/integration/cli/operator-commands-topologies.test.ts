@@ -5,14 +5,14 @@ import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKeyLayout } from '../../../src/queue/key-layout.js';
 import { quarantineBody } from '../../../src/receive/quarantine-store.js';
-import type { RedisClient } from '../../../src/shared/redis-client.js';
+import type { RedisClient } from '../../../src/redis/redis-client.js';
+import { addDeadLetter } from '../../../src/worker/dead-letters.js';
 import {
   type RedisClusterHandle,
   type RedisSentinelHandle,
   startRedisCluster,
   startRedisSentinel,
-} from '../../../src/shared/redis-topology.js';
-import { addDeadLetter } from '../../../src/worker/dead-letters.js';
+} from '../../../tools/redis/redis-topology.js';
 import { cli } from '../../support/cli-in-process.js';
 
 const PLATFORM =

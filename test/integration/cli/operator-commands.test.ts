@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bridgeKeys } from '../../../src/queue/redis-keys.js';
 import { quarantineBody } from '../../../src/receive/quarantine-store.js';
-import { findFreePort } from '../../../src/shared/start-redis-server.js';
+import { findFreePort } from '../../../src/redis/start-redis-server.js';
 import { addDeadLetter, type DeadLetter } from '../../../src/worker/dead-letters.js';
 import { cli } from '../../support/cli-in-process.js';
 import { connectTestRedis, deleteKeys, testRedisUrl, uniqueName } from '../../support/redis.js';

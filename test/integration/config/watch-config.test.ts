@@ -2,10 +2,10 @@ import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../src/base/wait-for.js';
 import type { ConfigError } from '../../../src/config/config-error.js';
 import type { LoadedConfig } from '../../../src/config/load-config.js';
 import { type ConfigWatcher, watchConfig } from '../../../src/config/watch-config.js';
-import { waitFor } from '../../../src/shared/wait-for.js';
 
 const config = (rules: string) => `platform:
   base_url: https://api.example.com

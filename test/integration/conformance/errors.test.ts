@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../src/base/wait-for.js';
 import { EmulatorError } from '../../../src/emulator/emulator-error.js';
 import type { FaultSpecInput } from '../../../src/emulator/faults.js';
 import type { EmulatorHandle } from '../../../src/emulator/start-emulator.js';
 import type { MediaInput } from '../../../src/platform/build-requests.js';
 import type { PlatformClient } from '../../../src/platform/create-platform-client.js';
-import { waitFor } from '../../../src/shared/wait-for.js';
 import {
   clientFor,
   expectedErrorReply,

@@ -1,7 +1,7 @@
 import got from 'got';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createForwarder } from '../../../src/actions/forward-event.js';
 import { type CrmSink, startCrmSink } from '../../../src/demo/crm-sink.js';
+import { createForwarder } from '../../../src/forward/forward-event.js';
 
 const SECRET = 'crm-secret-5d0c7e1a9b';
 const body = (action: string) => ({

@@ -3,7 +3,7 @@ import { mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasRedisServerBinary } from '../../../src/shared/start-redis-server.js';
+import { hasRedisServerBinary } from '../../../src/redis/start-redis-server.js';
 import { testRedisUrl } from '../../support/redis.js';
 import { runNode } from '../../support/run-node.js';
 

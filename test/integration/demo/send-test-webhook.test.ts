@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { runCli } from '../../../src/cli/run-cli.js';
 import { EventBatchDataSchema } from '../../../src/queue/event-job.js';
 import { createReceiver, type Receiver } from '../../../src/receive/create-receiver.js';
-import { findFreePort } from '../../../src/shared/start-redis-server.js';
+import { findFreePort } from '../../../src/redis/start-redis-server.js';
 import { connectTestRedis, deleteKeys, testRedisUrl, uniqueName } from '../../support/redis.js';
 
 const SECRET = 'whsec-send-test-3c9d1e';

@@ -1,9 +1,9 @@
 import { Queue } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../src/base/wait-for.js';
+import { TEST_CLOCK_ENV } from '../../../src/bridge/run-bridge.js';
 import type { InboxClocks } from '../../../src/emulator/inbox-page.js';
 import { QUEUE_NAMES } from '../../../src/queue/redis-keys.js';
-import { TEST_CLOCK_ENV } from '../../../src/run/run-bridge.js';
-import { waitFor } from '../../../src/shared/wait-for.js';
 import { type ConversationClocks, listConversationClocks } from '../../../src/worker/list-timers.js';
 import { exampleConfig } from '../../support/bridge-harness.js';
 import { cli } from '../../support/cli-in-process.js';

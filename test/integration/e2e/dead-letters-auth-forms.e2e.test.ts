@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../src/base/wait-for.js';
 import { runCli } from '../../../src/cli/run-cli.js';
-import { waitFor } from '../../../src/shared/wait-for.js';
 import { exampleConfig } from '../../support/bridge-harness.js';
 import { createWorld, E2E, type World } from '../../support/e2e-world.js';
 

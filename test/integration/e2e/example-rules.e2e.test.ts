@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { waitFor } from '../../../src/shared/wait-for.js';
+import { waitFor } from '../../../src/base/wait-for.js';
 import { exampleConfig } from '../../support/bridge-harness.js';
 import { createWorld, type World } from '../../support/e2e-world.js';
 

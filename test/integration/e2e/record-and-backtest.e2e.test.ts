@@ -2,6 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../src/base/wait-for.js';
 import { runCli } from '../../../src/cli/run-cli.js';
 import { parseConfigText } from '../../../src/config/load-config.js';
 import type { BacktestReport } from '../../../src/record/backtest.js';
@@ -11,7 +12,6 @@ import {
   RecordedEventSchema,
 } from '../../../src/record/recorded-event.js';
 import { evaluateRules } from '../../../src/rules/evaluate-rules.js';
-import { waitFor } from '../../../src/shared/wait-for.js';
 import { exampleConfig } from '../../support/bridge-harness.js';
 import { createWorld, type World } from '../../support/e2e-world.js';
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { RedisServerHandle } from '../../../src/shared/start-redis-server.js';
-import { waitFor } from '../../../src/shared/wait-for.js';
+import { waitFor } from '../../../src/base/wait-for.js';
+import type { RedisServerHandle } from '../../../src/redis/start-redis-server.js';
 import { webhookFixture } from '../../fixtures/webhooks/index.js';
 import {
   type BridgeProcess,

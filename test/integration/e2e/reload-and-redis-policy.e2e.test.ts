@@ -1,8 +1,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type RedisServerHandle, startRedisServer } from '../../../src/shared/start-redis-server.js';
-import { waitFor } from '../../../src/shared/wait-for.js';
+import { waitFor } from '../../../src/base/wait-for.js';
+import { type RedisServerHandle, startRedisServer } from '../../../src/redis/start-redis-server.js';
 import { exampleConfig } from '../../support/bridge-harness.js';
 import { createWorld, type World } from '../../support/e2e-world.js';
 

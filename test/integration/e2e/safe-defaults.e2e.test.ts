@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { waitFor } from '../../../src/shared/wait-for.js';
+import { waitFor } from '../../../src/base/wait-for.js';
 import { exampleConfig, writeTempConfig } from '../../support/bridge-harness.js';
 import { createWorld, E2E, type World } from '../../support/e2e-world.js';
 

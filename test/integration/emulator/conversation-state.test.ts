@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../src/base/wait-for.js';
 import type { EmulatorHandle } from '../../../src/emulator/start-emulator.js';
-import { waitFor } from '../../../src/shared/wait-for.js';
 import { call, platform, startTestEmulator } from './emulator-test-kit.js';
 
 describe('conversation state (real HTTP, admin API)', () => {

@@ -4,9 +4,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../src/base/wait-for.js';
 import { runCli } from '../../../src/cli/run-cli.js';
-import { findFreePort } from '../../../src/shared/start-redis-server.js';
-import { waitFor } from '../../../src/shared/wait-for.js';
+import { findFreePort } from '../../../src/redis/start-redis-server.js';
 import { call } from './emulator-test-kit.js';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../src/base/wait-for.js';
 import type { EmulatorHandle } from '../../../src/emulator/start-emulator.js';
-import { waitFor } from '../../../src/shared/wait-for.js';
 import { platform, type Receiver, startReceiver, startTestEmulator } from './emulator-test-kit.js';
 
 const CHROMIUM = '/usr/bin/chromium';

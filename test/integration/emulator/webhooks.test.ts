@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../src/base/wait-for.js';
 import type { EmulatorHandle } from '../../../src/emulator/start-emulator.js';
-import { findFreePort } from '../../../src/shared/start-redis-server.js';
-import { waitFor } from '../../../src/shared/wait-for.js';
+import { findFreePort } from '../../../src/redis/start-redis-server.js';
 import {
   BUSINESS_ID,
   call,

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { waitFor } from '../../../src/shared/wait-for.js';
+import { waitFor } from '../../../src/base/wait-for.js';
 import { exampleConfig, findFreePort } from '../../support/bridge-harness.js';
 import { createWorld, E2E, type World } from '../../support/e2e-world.js';
 import { type ReceivedSpan, SPAN_KIND, startOtlpReceiver } from '../../support/otlp-receiver.js';

@@ -8,7 +8,7 @@ import type {
 } from '../../../src/platform/client-options.js';
 import { createPlatformClient } from '../../../src/platform/create-platform-client.js';
 import { isPlatformError, type PlatformError } from '../../../src/platform/platform-error.js';
-import { findFreePort } from '../../../src/shared/start-redis-server.js';
+import { findFreePort } from '../../../src/redis/start-redis-server.js';
 import { type PlatformTestServer, startPlatformTestServer } from '../../support/platform-test-server.js';
 
 const SECRET = 'sk_live_retry_secret';

@@ -18,7 +18,7 @@ import {
   quarantineBody,
 } from '../../../src/receive/quarantine-store.js';
 import { replayQuarantined } from '../../../src/receive/replay-quarantined.js';
-import { findFreePort } from '../../../src/shared/start-redis-server.js';
+import { findFreePort } from '../../../src/redis/start-redis-server.js';
 import { webhookFixture } from '../../fixtures/webhooks/index.js';
 import { cli } from '../../support/cli-in-process.js';
 import { connectTestRedis, deleteKeys, testRedisUrl, uniqueName } from '../../support/redis.js';

@@ -1,9 +1,9 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../src/base/wait-for.js';
 import { createReceiver, type Receiver } from '../../../src/receive/create-receiver.js';
-import { findFreePort, type RedisServerHandle } from '../../../src/shared/start-redis-server.js';
-import { waitFor } from '../../../src/shared/wait-for.js';
+import { findFreePort, type RedisServerHandle } from '../../../src/redis/start-redis-server.js';
 import { webhookFixture } from '../../fixtures/webhooks/index.js';
 import { startRedisServer, uniqueName } from '../../support/redis.js';
 import { postWebhook } from './webhook-client.js';

@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../src/base/wait-for.js';
 import { bridgeKeys, eventId } from '../../../src/queue/redis-keys.js';
 import { createEventRecorder } from '../../../src/record/create-event-recorder.js';
 import {
@@ -9,7 +10,6 @@ import {
   storeRecordedEvent,
 } from '../../../src/record/event-store.js';
 import { recordedLine } from '../../../src/record/recorded-event.js';
-import { waitFor } from '../../../src/shared/wait-for.js';
 import { makeEvent } from '../../support/make-event.js';
 import { connectTestRedis, deleteKeys, uniqueName } from '../../support/redis.js';
 

@@ -1,11 +1,11 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../src/base/wait-for.js';
 import { parseConfigText } from '../../../src/config/load-config.js';
 import type { ConversationEvent } from '../../../src/events/conversation-event.js';
 import { ingestBatch } from '../../../src/queue/ingest-event.js';
 import { bridgeKeys } from '../../../src/queue/redis-keys.js';
-import { waitFor } from '../../../src/shared/wait-for.js';
 import { type BridgeWorker, createBridgeWorker } from '../../../src/worker/create-bridge-worker.js';
 import { countDeadLetters, listDeadLetters } from '../../../src/worker/dead-letters.js';
 import type { PlatformPort } from '../../../src/worker/ports.js';

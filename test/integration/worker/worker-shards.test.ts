@@ -1,9 +1,9 @@
 import pino from 'pino';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../src/base/wait-for.js';
 import { parseConfigText } from '../../../src/config/load-config.js';
 import { createKeyLayout, shardIndexOf } from '../../../src/queue/key-layout.js';
 import { createEventProducer, DEFAULT_EVENT_JOB_OPTIONS } from '../../../src/receive/event-producer.js';
-import { waitFor } from '../../../src/shared/wait-for.js';
 import { type BridgeWorker, createBridgeWorker } from '../../../src/worker/create-bridge-worker.js';
 import type { PlatformPort } from '../../../src/worker/ports.js';
 import { rulesPort } from '../../../src/worker/rules-adapter.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { formatWib } from '../../../src/base/wib-time.js';
 import { createDemoClock } from '../../../src/demo/demo-clock.js';
 import { parseClockTime, pickDemoMorning } from '../../../src/demo/demo-morning.js';
-import { formatWib } from '../../../src/shared/wib-time.js';
 
 const wib = (text: string) => Date.parse(`${text}+07:00`);
 

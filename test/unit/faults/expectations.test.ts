@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { webhookIdFor } from '../../../src/actions/forward-event.js';
+import { webhookIdFor } from '../../../src/forward/forward-event.js';
 import {
   CATALOG_URL,
   compareConversation,

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { ConvoBridgeError } from '../../../src/base/errors.js';
 import {
   isPlatformError,
   PlatformError,
   type PlatformErrorDetails,
 } from '../../../src/platform/platform-error.js';
-import { ConvoBridgeError } from '../../../src/shared/errors.js';
 
 const details = (override: Partial<PlatformErrorDetails> = {}): PlatformErrorDetails => ({
   code: 'AUTH',

@@ -2,8 +2,8 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { listDiff } from '../../../src/base/list-diff.js';
 import { runCli } from '../../../src/cli/run-cli.js';
-import { listDiff } from '../../../src/rules-test/check-plan.js';
 import { formatTestResults } from '../../../src/rules-test/format-test-results.js';
 import { runRuleTestFile } from '../../../src/rules-test/run-rule-tests.js';
 

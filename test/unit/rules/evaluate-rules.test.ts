@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_WINDOW_KINDS } from '../../../src/config/config-schema.js';
 import { loadConfig, parseConfigText } from '../../../src/config/load-config.js';
 import type { ConversationEvent } from '../../../src/events/conversation-event.js';
 import type { CompiledRules } from '../../../src/rules/compile-rules.js';
 import { evaluateRules } from '../../../src/rules/evaluate-rules.js';
 import type { ConversationFacts, PlannedAction } from '../../../src/rules/plan.js';
 import { channelKind, replyWindow, resolveChannelKind } from '../../../src/rules/reply-window.js';
+import { DEFAULT_WINDOW_KINDS } from '../../../src/rules/rules-settings-schema.js';
 import { makeEvent } from '../../support/make-event.js';
 
 const HEADER = `platform:

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ForwardError } from '../../../src/actions/forward-event.js';
+import { ForwardError } from '../../../src/forward/forward-event.js';
 import { CallBudgetExhaustedError } from '../../../src/worker/call-budget.js';
 import { classifyFailure } from '../../../src/worker/classify-failure.js';
 

@@ -9,7 +9,7 @@ import {
   gotOwnNativeRequestOptions,
   installFastNativeOptions,
   sourceSha256,
-} from '../../../src/shared/got-native-options.js';
+} from '../../../src/platform/got-native-options.js';
 
 type Native = Record<string, unknown>;
 

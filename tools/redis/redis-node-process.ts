@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { Redis } from 'ioredis';
-import { ConvoBridgeError } from './errors.js';
-import { waitFor } from './wait-for.js';
+import { ConvoBridgeError } from '../../src/base/errors.js';
+import { waitFor } from '../../src/base/wait-for.js';
 
 export interface RedisNodeProcessOptions {
   binary: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration, parseDuration, parseSize } from '../../../src/config/duration.js';
+import { formatDuration, parseDuration, parseSize } from '../../../src/base/duration.js';
 
 describe('durations', () => {
   it.each([

@@ -1,15 +1,15 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { createForwarder } from '../actions/forward-event.js';
 import type { BridgeConfig } from '../config/config-schema.js';
+import { createForwarder } from '../forward/forward-event.js';
 import { createPlatformClient, type PlatformClient } from '../platform/create-platform-client.js';
 import { layoutFor } from '../queue/key-layout.js';
-import { createRedisClient } from '../queue/redis-connection.js';
 import type { BridgeKeys } from '../queue/redis-keys.js';
 import { createEventRecorder } from '../record/create-event-recorder.js';
+import type { RedisClient } from '../redis/redis-client.js';
+import { createRedisClient } from '../redis/redis-connection.js';
 import type { CompiledRules } from '../rules/compile-rules.js';
 import { unmappedChannelAdvice } from '../rules/default-channel-kind.js';
-import type { RedisClient } from '../shared/redis-client.js';
 import { createCallBudget } from '../worker/call-budget.js';
 import {
   type BridgeWorker,

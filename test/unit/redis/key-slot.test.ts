@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { keyInSlotRange, keySlot } from '../../../src/shared/key-slot.js';
+import { keyInSlotRange, keySlot } from '../../../src/redis/key-slot.js';
 
 // Expected slots are CLUSTER KEYSLOT answers of a Redis 7.0 cluster node (the integration test
 // test/integration/shared/redis-topology.test.ts checks more keys against a live node).

@@ -4,13 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { keyInSlotRange, keySlot } from '../../../src/shared/key-slot.js';
+import { keyInSlotRange, keySlot } from '../../../src/redis/key-slot.js';
 import {
   type RedisClusterHandle,
   type RedisSentinelHandle,
   startRedisCluster,
   startRedisSentinel,
-} from '../../../src/shared/redis-topology.js';
+} from '../../../tools/redis/redis-topology.js';
 
 /**
  * Real Redis Cluster and Sentinel topologies (src/shared/redis-topology.ts): what a client sees

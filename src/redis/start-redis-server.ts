@@ -4,8 +4,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { ConvoBridgeError } from './errors.js';
-import { waitFor } from './wait-for.js';
+import { ConvoBridgeError } from '../base/errors.js';
+import { waitFor } from '../base/wait-for.js';
 
 export interface RedisServerOptions {
   /** Port to listen on; a free one is picked when omitted. */

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { defineRedisScript } from '../../../src/shared/redis-script.js';
+import { defineRedisScript } from '../../../src/redis/redis-script.js';
 import { deleteKeys, testRedisUrl, uniqueName } from '../../support/redis.js';
 
 // Regression: scripts defined lazily with ioredis defineCommand broke (and then crashed the process

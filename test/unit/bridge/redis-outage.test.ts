@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createOutageReporter, quietConnectionErrors } from '../../../src/run/redis-outage.js';
+import { createOutageReporter, quietConnectionErrors } from '../../../src/bridge/redis-outage.js';
 
 describe('createOutageReporter: one warning per interval while Redis is away', () => {
   it('warns at the first error, then at most once per interval, and says when Redis is back', () => {

@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import got, { HTTPError, RequestError } from 'got';
 import pRetry, { AbortError } from 'p-retry';
 import { Webhook } from 'standardwebhooks';
+import { ConvoBridgeError } from '../base/errors.js';
 import { activeTracing } from '../observe/trace-context.js';
-import { ConvoBridgeError } from '../shared/errors.js';
-import { installFastNativeOptions } from '../shared/got-native-options.js';
+import { installFastNativeOptions } from '../platform/got-native-options.js';
 
 /**
  * Forwards events to a business's own endpoint (a CRM), signed the Standard Webhooks way

@@ -1,7 +1,7 @@
 import type { Queue } from 'bullmq';
 import { Gauge, type Registry } from 'prom-client';
 import type { BridgeKeys } from '../queue/redis-keys.js';
-import type { RedisClient } from '../shared/redis-client.js';
+import type { RedisClient } from '../redis/redis-client.js';
 
 /** Queue depths and dead letters, read from RedisClient when Prometheus scrapes (never cached stale). */
 export function registerQueueGauges(

@@ -3,7 +3,7 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import type { Queue } from 'bullmq';
 import type { Express, NextFunction, Request, Response } from 'express';
-import { equalsConstantTime } from '../shared/constant-time.js';
+import { equalsConstantTime } from './constant-time.js';
 
 export const ADMIN_BASE_PATH = '/admin/queues';
 

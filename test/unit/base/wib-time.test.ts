@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatWib, parseWib } from '../../../src/shared/wib-time.js';
+import { formatWib, parseWib } from '../../../src/base/wib-time.js';
 
 describe('parseWib', () => {
   it.each([

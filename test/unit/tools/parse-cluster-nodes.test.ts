@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseClusterNodes } from '../../../src/shared/parse-cluster-nodes.js';
+import { parseClusterNodes } from '../../../tools/redis/parse-cluster-nodes.js';
 
 // Shape from https://redis.io/commands/cluster-nodes/ and a Redis 7.0 node after a failover.
 const AFTER_FAILOVER = [

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { CoalescedWrites, coalescedWrites } from '../../../src/shared/coalesced-writes.js';
-import { findFreePort } from '../../../src/shared/start-redis-server.js';
+import { CoalescedWrites, coalescedWrites } from '../../../src/redis/coalesced-writes.js';
+import { findFreePort } from '../../../src/redis/start-redis-server.js';
 import { connectTestRedis, deleteKeys, uniqueName } from '../../support/redis.js';
 
 describe('coalesced writes (real Redis)', () => {

@@ -3,12 +3,16 @@ import { chmod, copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Cluster, Redis } from 'ioredis';
-import { ConvoBridgeError, describeError } from './errors.js';
-import { CLUSTER_SLOTS, keyInSlotRange, keySlot } from './key-slot.js';
+import { ConvoBridgeError, describeError } from '../../src/base/errors.js';
+import { waitFor } from '../../src/base/wait-for.js';
+import { CLUSTER_SLOTS, keyInSlotRange, keySlot } from '../../src/redis/key-slot.js';
+import {
+  findFreePort,
+  hasRedisServerBinary,
+  REDIS_INSTALL_HINT,
+} from '../../src/redis/start-redis-server.js';
 import { type ClusterNodeView, parseClusterNodes, type SlotRange } from './parse-cluster-nodes.js';
 import { createRedisNodeProcess, type RedisNodeProcess } from './redis-node-process.js';
-import { findFreePort, hasRedisServerBinary, REDIS_INSTALL_HINT } from './start-redis-server.js';
-import { waitFor } from './wait-for.js';
 
 /**
  * Real Redis Cluster and Sentinel topologies, started from code on 127.0.0.1 for the integration
