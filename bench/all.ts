@@ -5,7 +5,7 @@
  * part's heap and JIT state never flatter or burden another.
  */
 import { spawn } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -155,6 +155,7 @@ async function main() {
     `\nconvo-bridge benchmarks, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), Node ${process.version}, load at start ${loadAtStart.join(' ')}`,
   );
   for (const row of all) console.log(keys.map((k, i) => row[k].padEnd(widths[i] ?? 0)).join('  '));
+  await mkdir(join(here, 'results'), { recursive: true });
   await writeFile(
     join(here, 'results', 'bench.json'),
     `${JSON.stringify({ date: new Date().toISOString(), cores: cpus().length, node: process.version, loadAtStart, rows }, null, 2)}\n`,

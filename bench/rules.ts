@@ -4,7 +4,7 @@
  *
  *   npm run bench:rules            # prints a table, writes bench/results/rules.json
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { configSchema } from '../src/config/config-schema.js';
 import type { ConversationEvent } from '../src/events/conversation-event.js';
@@ -201,6 +201,7 @@ console.log(
   `reading every rule's outcome as well (one entry per rule): mean ${ratioWithOutcomes.mean}x, p50 ${ratioWithOutcomes.p50}x`,
 );
 
+mkdirSync('bench/results', { recursive: true });
 writeFileSync(
   'bench/results/rules.json',
   `${JSON.stringify(

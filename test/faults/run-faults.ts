@@ -2,7 +2,8 @@
  * `npm run test:faults [-- --reduced]`: the fault-injection suite. Each scenario runs against real
  * processes (a private redis-server with the append-only file on, the emulator, convo-bridge
  * `serve`/`work`/`start` from the build), one scenario after another. At the end it prints one
- * table and saves it as JSON in test/faults/results/faults-<full|reduced>.json. Exit code 0 only
+ * table and saves it as JSON in test/faults/results/faults-<full|reduced>.json (ignored by git: a run
+ * leaves the tree clean; docs/faults.md publishes a full run on purpose). Exit code 0 only
  * when every scenario passed. See docs/faults.md.
  */
 import { spawnSync } from 'node:child_process';
