@@ -28,7 +28,7 @@ EXPOSE 8080
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 CMD ["node", "dist/healthcheck.js"]
 # Exec form: node is PID 1 and receives SIGTERM/SIGINT itself (convo-bridge handles both and
 # drains). Use `docker run --init` (or `init: true` in compose) to also reap zombies.
-# The V8 heap settings of the bin launcher (src/cli.ts, measured in README "Performance"):
+# The V8 heap settings of the bin launcher (src/cli.ts, measured in docs/performance.md, "V8 heap settings"):
 # a bounded young generation and old space keep RSS near 135 MB under load; the growing factor of
 # 1.5 keeps the bounded old space from being collected every 200 ms or so.
 ENTRYPOINT ["node", "--max-old-space-size=160", "--max-semi-space-size=8", "--heap-growing-percent=50", "dist/cli.js"]

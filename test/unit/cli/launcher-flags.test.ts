@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
 /**
- * The bin starts node with the V8 heap settings measured in README "Performance" (issue 11): a
+ * The bin starts node with the V8 heap settings measured in docs/performance.md (issue 11): a
  * bounded young generation and old space keep the RSS near 135 MB under load, and an explicit heap
  * growing factor of 1.5 keeps the old-space bound from collecting every 200 ms (any
  * --max-old-space-size lowers V8's own factor). The Docker image passes the same flags; the two
