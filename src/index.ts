@@ -77,10 +77,10 @@ export {
   purgeQuarantine,
   quarantineBody,
 } from './receive/quarantine-store.js';
+export { RECEIVER_DEFAULTS } from './receive/receiver-defaults.js';
 export type { ReceiverErrorCode } from './receive/receiver-errors.js';
 export { ReceiverError } from './receive/receiver-errors.js';
 export type { ReceiverOptions } from './receive/receiver-options.js';
-export { RECEIVER_DEFAULTS } from './receive/receiver-options.js';
 export type { ReplayDeps, ReplayResult } from './receive/replay-quarantined.js';
 export { replayQuarantined } from './receive/replay-quarantined.js';
 export { createSecretVerifier } from './receive/verify-secret.js';
