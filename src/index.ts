@@ -69,8 +69,12 @@ export type { Receiver } from './receive/create-receiver.js';
 export { createReceiver } from './receive/create-receiver.js';
 export { DEFAULT_EVENT_JOB_OPTIONS } from './receive/event-producer.js';
 export type { ListeningReceiver } from './receive/http/receiver-servers.js';
-export type { NormalizeProblem, NormalizeResult, UnderstandFailure } from './receive/normalize-event.js';
-export { normalizeEvent } from './receive/normalize-event.js';
+export type {
+  NormalizeProblem,
+  NormalizeResult,
+  UnderstandFailure,
+} from './receive/normalize/normalize-event.js';
+export { normalizeEvent } from './receive/normalize/normalize-event.js';
 export type { QuarantineEntry, QuarantineReason, QuarantineStore } from './receive/quarantine-store.js';
 export {
   getQuarantined,
