@@ -65,11 +65,16 @@ export type { PlatformErrorCode } from './platform/platform-error.js';
 export { isPlatformError, PLATFORM_ERROR_CODES, PlatformError } from './platform/platform-error.js';
 export type { DeliveryStatus, PlatformMessage } from './platform/platform-message.js';
 export { ReplyWindowClosedError } from './platform/reply-window-closed-error.js';
-export type { ListeningReceiver, Receiver } from './receive/create-receiver.js';
+export type { Receiver } from './receive/create-receiver.js';
 export { createReceiver } from './receive/create-receiver.js';
 export { DEFAULT_EVENT_JOB_OPTIONS } from './receive/event-producer.js';
-export type { NormalizeProblem, NormalizeResult, UnderstandFailure } from './receive/normalize-event.js';
-export { normalizeEvent } from './receive/normalize-event.js';
+export type { ListeningReceiver } from './receive/http/receiver-servers.js';
+export type {
+  NormalizeProblem,
+  NormalizeResult,
+  UnderstandFailure,
+} from './receive/normalize/normalize-event.js';
+export { normalizeEvent } from './receive/normalize/normalize-event.js';
 export type { QuarantineEntry, QuarantineReason, QuarantineStore } from './receive/quarantine-store.js';
 export {
   getQuarantined,
@@ -77,10 +82,10 @@ export {
   purgeQuarantine,
   quarantineBody,
 } from './receive/quarantine-store.js';
+export { RECEIVER_DEFAULTS } from './receive/receiver-defaults.js';
 export type { ReceiverErrorCode } from './receive/receiver-errors.js';
 export { ReceiverError } from './receive/receiver-errors.js';
 export type { ReceiverOptions } from './receive/receiver-options.js';
-export { RECEIVER_DEFAULTS } from './receive/receiver-options.js';
 export type { ReplayDeps, ReplayResult } from './receive/replay-quarantined.js';
 export { replayQuarantined } from './receive/replay-quarantined.js';
 export { createSecretVerifier } from './receive/verify-secret.js';

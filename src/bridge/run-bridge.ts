@@ -14,6 +14,7 @@ import { bridgeJobOptions } from '../queue/job-options.js';
 import { layoutFor } from '../queue/key-layout.js';
 import { claimLayout, LayoutMismatchError } from '../queue/layout-record.js';
 import { createReceiver, type Receiver } from '../receive/create-receiver.js';
+import { receiverOptionsFromConfig } from '../receive/receiver-options.js';
 import type { RedisClient } from '../redis/redis-client.js';
 import { createRedisClient, describeTopology } from '../redis/redis-connection.js';
 import { type ComposedWorker, composeWorker } from './compose-worker.js';
@@ -219,16 +220,8 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
     // bridge's memory otherwise.
     const admin = config.admin.password && composed ? await import('./admin-routes.js') : undefined;
     receiver = createReceiver({
-      path: config.receiver.path,
-      secrets: config.receiver.secrets,
-      bodyLimitBytes: config.receiver.bodyLimitBytes,
-      dedupeWindowSeconds: Math.round(config.receiver.dedupeWindowMs / 1000),
-      enqueueTimeoutMs: config.receiver.enqueueTimeoutMs,
-      topology: config.redis.topology,
-      prefix: config.redis.prefix,
+      ...receiverOptionsFromConfig(config),
       layout,
-      replicasAck: config.redis.replicasAck,
-      replicasAckTimeoutMs: config.redis.replicasAckTimeoutMs,
       layoutChecked,
       jobOptions: bridgeJobOptions({ attempts: config.worker.attempts }),
       logger: log,

@@ -10,8 +10,8 @@ import {
   type QuarantineStore,
   removeQuarantined,
 } from '../receive/quarantine-store.js';
+import { RECEIVER_DEFAULTS } from '../receive/receiver-defaults.js';
 import { ReceiverError } from '../receive/receiver-errors.js';
-import { RECEIVER_DEFAULTS } from '../receive/receiver-options.js';
 import { replayQuarantined } from '../receive/replay-quarantined.js';
 import { CliError } from './cli-error.js';
 import { emptyHint, formatTable } from './dlq-command.js';

@@ -143,7 +143,8 @@ const platformSchema = z
           : null,
   }));
 
-const receiverSchema = z
+/** The `receiver:` section; its defaults are the receiver's too (receive/receiver-defaults.ts). */
+export const receiverSchema = z
   .strictObject({
     host: nonEmpty.default('0.0.0.0'),
     port: integer(0, 65_535).prefault(8080),
@@ -187,7 +188,8 @@ const endpointSchema = z.union(
   { error: 'expected host:port, e.g. 10.0.0.5:26379' },
 );
 
-const redisSchema = z
+/** The `redis:` section; its defaults are the receiver's too (receive/receiver-defaults.ts). */
+export const redisSchema = z
   .strictObject({
     url: httpUrl('redis://127.0.0.1:6379', ['redis:', 'rediss:'])
       .optional()

@@ -99,7 +99,7 @@ export function newBatchJobId(): string {
 
 /**
  * Stores a batch of events durably, exactly once per event key, with two round trips whatever
- * the batch size (the receiver's group commit, event-producer.ts):
+ * the batch size (the receiver's group commit, receive/group-commit.ts):
  *  1. reserve every event (dedupe marker + arrival + order slot, owned by the new job), atomically;
  *  2. add ONE BullMQ job carrying the new events.
  * Only after this resolves may the receiver answer success. A crash between 1 and 2 leaves

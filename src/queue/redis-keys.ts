@@ -6,8 +6,6 @@ export const QUEUE_NAMES = {
   timers: 'timers',
 } as const;
 
-export const DEFAULT_PREFIX = 'cb';
-
 /**
  * Key names hash ids (any length, any characters) to fixed-size hex. One event's run names about
  * ten keys of the same conversation, so recent hashes are kept in a small bounded cache.

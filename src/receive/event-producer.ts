@@ -2,16 +2,14 @@ import { type JobsOptions, Queue } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { describeError } from '../base/errors.js';
+import type { RedisTopology } from '../config/redis-topology.js';
 import type { ConversationEvent } from '../events/conversation-event.js';
 import { type IngestResult, ingestBatch } from '../queue/ingest-event.js';
 import { createKeyLayout, type KeyLayout, type QueueShard } from '../queue/key-layout.js';
 import { type BridgeKeys, QUEUE_NAMES } from '../queue/redis-keys.js';
-import {
-  createRedisClient,
-  type RedisClient,
-  type RedisTopology,
-  singleRedis,
-} from '../redis/redis-connection.js';
+import { createRedisClient, type RedisClient, singleRedis } from '../redis/redis-connection.js';
+import { createGroupCommit } from './group-commit.js';
+import { RECEIVER_DEFAULTS } from './receiver-defaults.js';
 import { ReceiverError } from './receiver-errors.js';
 import { withTimeout } from './with-timeout.js';
 
@@ -28,18 +26,19 @@ export const DEFAULT_EVENT_JOB_OPTIONS: JobsOptions = {
   removeOnFail: { age: 7 * 24 * 3600, count: 50_000 },
 };
 
-export interface EventProducerOptions {
+/** Where events are stored. createReceiver's options carry these fields and hand them on as given. */
+export interface EventStoreTarget {
+  /** Redis URL (`redis://[:password@]host:port[/db]`, `rediss://` for TLS). */
   redisUrl?: string;
-  /** Sentinel or Cluster (the config's `redis:`); `redisUrl`/`redis` are for one Redis. */
-  topology?: RedisTopology;
-  /** ioredis options (host, port, password, tls...); the fail-fast settings below apply on top. */
+  /** ioredis options (host, port, password, tls...), with or instead of `redisUrl`; the fail-fast settings apply on top. */
   redis?: RedisOptions;
-  prefix: string;
-  /** Queue shards and key tags; default: one untagged shard under `prefix`. */
+  /** Sentinel or Cluster (the config's `redis:`), instead of `redisUrl`/`redis`. */
+  topology?: RedisTopology;
+  /** Queue shards and key tags (queue/key-layout.ts); default one untagged shard under `prefix`. */
   layout?: KeyLayout;
   /**
    * Replicas that must hold a batch before its webhooks are acknowledged (Redis WAIT on the
-   * connection that wrote it), so that a failover cannot lose an acknowledged event. 0: none.
+   * connection that wrote it), so that a failover cannot lose an acknowledged event. Default 0: none.
    */
   replicasAck?: number;
   replicasAckTimeoutMs?: number;
@@ -48,6 +47,10 @@ export interface EventProducerOptions {
    * queue/layout-record.ts); a rejection refuses every event with its error (503).
    */
   layoutChecked?: Promise<void>;
+}
+
+export interface EventProducerOptions extends EventStoreTarget {
+  prefix: string;
   dedupeWindowSeconds: number;
   jobOptions: JobsOptions;
   /** Upper bound for one Redis command; also the bound of the readiness probe. */
@@ -77,7 +80,44 @@ export interface EventProducer {
 }
 
 /**
- * The receiver's Redis producer. It must fail fast when Redis is down, so that the webhook is
+ * The receiver's Redis producer: one fail-fast connection, one queue and one group commit per
+ * queue shard, and a gate that holds events until the key layout is checked.
+ */
+export function createEventProducer(options: EventProducerOptions): EventProducer {
+  const redis = connectProducerRedis(options);
+  const layout = options.layout ?? createKeyLayout({ prefix: options.prefix, shards: 1, tagged: false });
+  const keys = layout.global;
+  let closing: Promise<void> | undefined;
+  const isClosing = () => closing !== undefined;
+  const shards = layout.all.map((shard) => createShardWriter(redis, shard, options, isClosing));
+  const route = (event: ConversationEvent): Promise<IngestResult> =>
+    (shards[layout.shardOf(event.conversationId).index] as ShardWriter).commit(event);
+
+  return {
+    redis,
+    keys,
+    layout,
+    queue: (shard = 0) => (shards[shard] ?? (shards[0] as ShardWriter)).currentQueue(),
+    ingest: gateOnLayoutCheck(route, options.layoutChecked, options.commandTimeoutMs),
+    isConnected: () => redis.status === 'ready' && !closing,
+    connected: (timeoutMs, connectOptions = {}) => waitUntilConnected(redis, timeoutMs, connectOptions),
+    async probe() {
+      if (closing) throw new ReceiverError('the receiver is closing', { code: 'RECEIVER_REDIS_UNAVAILABLE' });
+      await withTimeout(
+        redis.set(keys.health, String(Date.now()), 'PX', 10_000),
+        options.commandTimeoutMs,
+        'Redis did not accept the readiness write',
+      );
+    },
+    close() {
+      closing ??= closeProducer(redis, shards);
+      return closing;
+    },
+  };
+}
+
+/**
+ * The producer's connection. It must fail fast when Redis is down, so that the webhook is
  * answered 503 in bounded time and the platform retries (BullMQ "going to production": disable the
  * offline queue for producers). No auto-pipelining: the group commit already stores a batch with two
  * commands, one after the other, so an auto-pipeline would carry one command each time; and this
@@ -85,7 +125,7 @@ export interface EventProducer {
  * creates (measured: a lone GET cost 140-170 us of CPU through it, 45-55 us without; bench:ab
  * with the shared harness's load: bridge CPU x0.96, Redis CPU unchanged).
  */
-export function createEventProducer(options: EventProducerOptions): EventProducer {
+function connectProducerRedis(options: EventProducerOptions): RedisClient {
   const { logger } = options;
   const redisOptions: RedisOptions = {
     connectTimeout: 2_000,
@@ -114,65 +154,80 @@ export function createEventProducer(options: EventProducerOptions): EventProduce
       'redis connection error (webhooks are answered 503 until it is back)',
     );
   });
+  return redis;
+}
 
-  const layout = options.layout ?? createKeyLayout({ prefix: options.prefix, shards: 1, tagged: false });
-  const keys = layout.global;
-  let closing: Promise<void> | undefined;
-  interface QueueSlot {
-    queue: Queue;
-    failed: boolean;
-  }
-  /** One queue and one group commit per shard: a batch's keys all share its shard's hash tag. */
-  const makeShard = (shard: QueueShard) => {
-    const makeQueue = (): QueueSlot => {
-      // Shares the fail-fast connection (BullMQ does not close a connection it was given).
-      const queue = new Queue(QUEUE_NAMES.events, { connection: redis, prefix: shard.queuePrefix });
-      const slot: QueueSlot = { queue, failed: false };
-      queue.on('error', (error: unknown) =>
-        logger.debug({ err: describeError(error) }, 'events queue error'),
-      );
-      // BullMQ's start-up (wait for ready, read the Redis version) runs once; if it failed, this
-      // queue can never add again and is replaced on the next ingest.
-      queue.waitUntilReady().catch(() => {
-        slot.failed = true;
-      });
-      return slot;
-    };
-    let slot = makeQueue();
-    const currentQueue = (): Queue => {
-      if (slot.failed && !closing) {
-        const old = slot.queue;
-        slot = makeQueue();
-        old.close().catch(() => undefined);
-      }
-      return slot.queue;
-    };
-    const commit = createGroupCommit((events) =>
-      ingestBatch(
-        {
-          redis,
-          queue: currentQueue(),
-          keys: shard.keys,
-          dedupeWindowSeconds: options.dedupeWindowSeconds,
-          jobOptions: options.jobOptions,
-          replicasAck: options.replicasAck ?? 0,
-          replicasAckTimeoutMs: options.replicasAckTimeoutMs ?? 500,
-        },
-        events,
-      ),
-    );
-    return { currentQueue, commit, close: () => slot.queue.close().catch(() => undefined) };
+interface QueueSlot {
+  queue: Queue;
+  failed: boolean;
+}
+
+interface ShardWriter {
+  currentQueue(): Queue;
+  commit(event: ConversationEvent): Promise<IngestResult>;
+  close(): Promise<void>;
+}
+
+/** One queue and one group commit per shard: a batch's keys all share its shard's hash tag. */
+function createShardWriter(
+  redis: RedisClient,
+  shard: QueueShard,
+  options: EventProducerOptions,
+  isClosing: () => boolean,
+): ShardWriter {
+  const { logger } = options;
+  const makeQueue = (): QueueSlot => {
+    // Shares the fail-fast connection (BullMQ does not close a connection it was given).
+    const queue = new Queue(QUEUE_NAMES.events, { connection: redis, prefix: shard.queuePrefix });
+    const slot: QueueSlot = { queue, failed: false };
+    queue.on('error', (error: unknown) => logger.debug({ err: describeError(error) }, 'events queue error'));
+    // BullMQ's start-up (wait for ready, read the Redis version) runs once; if it failed, this
+    // queue can never add again and is replaced on the next ingest.
+    queue.waitUntilReady().catch(() => {
+      slot.failed = true;
+    });
+    return slot;
   };
-  const shards = layout.all.map(makeShard);
-  const route = (event: ConversationEvent): Promise<IngestResult> =>
-    (shards[layout.shardOf(event.conversationId).index] as (typeof shards)[number]).commit(event);
-  // Until the layout is known good, an event waits for the check at most `commandTimeoutMs` (the
-  // check takes one round trip once Redis answers), then is refused (503, the platform retries).
-  // Waiters are dropped when they give up, so a Redis that stays away holds no events in memory,
-  // and nothing is stored after its webhook was answered 503.
-  let layoutOk = options.layoutChecked === undefined;
+  let slot = makeQueue();
+  const currentQueue = (): Queue => {
+    if (slot.failed && !isClosing()) {
+      const old = slot.queue;
+      slot = makeQueue();
+      old.close().catch(() => undefined);
+    }
+    return slot.queue;
+  };
+  const commit = createGroupCommit((events) =>
+    ingestBatch(
+      {
+        redis,
+        queue: currentQueue(),
+        keys: shard.keys,
+        dedupeWindowSeconds: options.dedupeWindowSeconds,
+        jobOptions: options.jobOptions,
+        replicasAck: options.replicasAck ?? RECEIVER_DEFAULTS.replicasAck,
+        replicasAckTimeoutMs: options.replicasAckTimeoutMs ?? RECEIVER_DEFAULTS.replicasAckTimeoutMs,
+      },
+      events,
+    ),
+  );
+  return { currentQueue, commit, close: () => slot.queue.close().catch(() => undefined) };
+}
+
+/**
+ * Until the layout is known good, an event waits for the check at most `timeoutMs` (the check
+ * takes one round trip once Redis answers), then is refused (503, the platform retries). Waiters
+ * are dropped when they give up, so a Redis that stays away holds no events in memory, and nothing
+ * is stored after its webhook was answered 503.
+ */
+function gateOnLayoutCheck(
+  route: (event: ConversationEvent) => Promise<IngestResult>,
+  layoutChecked: Promise<void> | undefined,
+  timeoutMs: number,
+): (event: ConversationEvent) => Promise<IngestResult> {
+  let layoutOk = layoutChecked === undefined;
   const waiters = new Set<() => void>();
-  void options.layoutChecked?.then(
+  void layoutChecked?.then(
     () => {
       layoutOk = true;
       for (const wake of waiters) wake();
@@ -187,7 +242,7 @@ export function createEventProducer(options: EventProducerOptions): EventProduce
         code: 'RECEIVER_REDIS_UNAVAILABLE',
       },
     );
-  const ingest = (event: ConversationEvent): Promise<IngestResult> => {
+  return (event) => {
     if (layoutOk) return route(event);
     return new Promise<IngestResult>((resolve, reject) => {
       const wake = () => {
@@ -197,127 +252,47 @@ export function createEventProducer(options: EventProducerOptions): EventProduce
       const timer = setTimeout(() => {
         waiters.delete(wake);
         reject(notChecked());
-      }, options.commandTimeoutMs);
+      }, timeoutMs);
       waiters.add(wake);
     });
   };
+}
 
-  return {
-    redis,
-    keys,
-    layout,
-    queue: (shard = 0) => (shards[shard] ?? (shards[0] as (typeof shards)[number])).currentQueue(),
-    ingest,
-    isConnected: () => redis.status === 'ready' && !closing,
-    async connected(timeoutMs, connectOptions = {}) {
-      if (redis.status === 'ready') return;
-      let onReady = () => {};
-      let onError = (_error: unknown) => {};
-      const ready = new Promise<void>((resolve, reject) => {
-        onReady = resolve;
-        onError = (error) =>
-          reject(
-            new ReceiverError(`could not connect to Redis: ${describeError(error)}`, {
-              code: 'RECEIVER_REDIS_UNAVAILABLE',
-              cause: error,
-            }),
-          );
-        redis.once('ready', onReady);
-        if (connectOptions.firstError) redis.once('error', onError);
-      });
-      try {
-        await withTimeout(ready, timeoutMs, 'could not connect to Redis');
-      } finally {
-        redis.off('ready', onReady);
-        redis.off('error', onError);
-      }
-    },
-    async probe() {
-      if (closing) throw new ReceiverError('the receiver is closing', { code: 'RECEIVER_REDIS_UNAVAILABLE' });
-      await withTimeout(
-        redis.set(keys.health, String(Date.now()), 'PX', 10_000),
-        options.commandTimeoutMs,
-        'Redis did not accept the readiness write',
+/** EventProducer.connected. */
+async function waitUntilConnected(
+  redis: RedisClient,
+  timeoutMs: number,
+  connectOptions: { firstError?: boolean },
+): Promise<void> {
+  if (redis.status === 'ready') return;
+  let onReady = () => {};
+  let onError = (_error: unknown) => {};
+  const ready = new Promise<void>((resolve, reject) => {
+    onReady = resolve;
+    onError = (error) =>
+      reject(
+        new ReceiverError(`could not connect to Redis: ${describeError(error)}`, {
+          code: 'RECEIVER_REDIS_UNAVAILABLE',
+          cause: error,
+        }),
       );
-    },
-    close() {
-      closing ??= (async () => {
-        await Promise.all(shards.map((shard) => shard.close()));
-        try {
-          await withTimeout(redis.quit(), 1_000, 'Redis QUIT');
-        } catch {
-          redis.disconnect();
-        }
-      })();
-      return closing;
-    },
-  };
-}
-
-/** Largest batch: events, and their approximate JSON size (one job carries the whole batch). */
-const MAX_BATCH_EVENTS = 64;
-const MAX_BATCH_BYTES = 512 * 1024;
-
-interface Pending {
-  event: ConversationEvent;
-  resolve: (result: IngestResult) => void;
-  reject: (error: unknown) => void;
-}
-
-/**
- * Group commit: events handed over while a batch is being stored wait for the next batch, and
- * each batch is stored with two round trips whatever its size (queue/ingest-event.ts). Idle, an
- * event is stored on the next turn of the event loop, so a lone webhook waits no longer than
- * before; under load, hundreds of webhooks per second share a few dozen batches. Each caller's
- * promise resolves only once its own batch is durable, and rejects with its batch's error. One
- * batch at a time: a redelivery can never race its original's batch within this process.
- */
-export function createGroupCommit(
-  store: (events: ConversationEvent[]) => Promise<IngestResult[]>,
-): (event: ConversationEvent) => Promise<IngestResult> {
-  const queue: Pending[] = [];
-  let busy = false;
-  let scheduled = false;
-
-  const take = (): Pending[] => {
-    let bytes = 0;
-    let count = 0;
-    while (count < queue.length && count < MAX_BATCH_EVENTS) {
-      const next = queue[count] as Pending;
-      bytes += 600 + next.event.text.length * 2 + next.event.caption.length * 2;
-      if (count > 0 && bytes > MAX_BATCH_BYTES) break;
-      count += 1;
-    }
-    return queue.splice(0, count);
-  };
-
-  const flush = async (): Promise<void> => {
-    scheduled = false;
-    if (busy || queue.length === 0) return;
-    busy = true;
-    const batch = take();
-    try {
-      const results = await store(batch.map((p) => p.event));
-      batch.forEach((p, i) => {
-        p.resolve(results[i] as IngestResult);
-      });
-    } catch (error) {
-      for (const p of batch) p.reject(error);
-    } finally {
-      busy = false;
-      if (queue.length > 0) schedule();
-    }
-  };
-
-  function schedule() {
-    if (scheduled) return;
-    scheduled = true;
-    setImmediate(() => void flush());
+    redis.once('ready', onReady);
+    if (connectOptions.firstError) redis.once('error', onError);
+  });
+  try {
+    await withTimeout(ready, timeoutMs, 'could not connect to Redis');
+  } finally {
+    redis.off('ready', onReady);
+    redis.off('error', onError);
   }
+}
 
-  return (event) =>
-    new Promise<IngestResult>((resolve, reject) => {
-      queue.push({ event, resolve, reject });
-      if (!busy) schedule();
-    });
+/** Closes every shard's queue, then the connection (QUIT, or a disconnect when it hangs). */
+async function closeProducer(redis: RedisClient, shards: readonly ShardWriter[]): Promise<void> {
+  await Promise.all(shards.map((shard) => shard.close()));
+  try {
+    await withTimeout(redis.quit(), 1_000, 'Redis QUIT');
+  } catch {
+    redis.disconnect();
+  }
 }

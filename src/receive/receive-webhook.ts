@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { ConversationEvent } from '../events/conversation-event.js';
 import type { IngestResult } from '../queue/ingest-event.js';
 import { checkContentType } from './check-content-type.js';
-import { type NormalizeProblem, normalizeEvent } from './normalize-event.js';
+import { type NormalizeProblem, normalizeEvent } from './normalize/normalize-event.js';
 import type { QuarantineInput } from './quarantine-store.js';
 import type { SecretVerifier } from './verify-secret.js';
 import {

@@ -1,20 +1,21 @@
 import type { JobsOptions } from 'bullmq';
 import type { Express } from 'express';
-import type { RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { z } from 'zod';
-import type { RedisTopology } from '../config/redis-topology.js';
-import type { KeyLayout } from '../queue/key-layout.js';
-import { DEFAULT_PREFIX } from '../queue/redis-keys.js';
-import { DEFAULT_QUARANTINE_BODY_BYTES, DEFAULT_QUARANTINE_MAX } from './quarantine-store.js';
+import type { BridgeConfig } from '../config/config-schema.js';
+import type { EventStoreTarget } from './event-producer.js';
+import { RECEIVER_DEFAULTS } from './receiver-defaults.js';
 import { ReceiverError } from './receiver-errors.js';
 
 /**
- * Options of createReceiver, camelCase. The `serve` command maps the YAML config's `receiver:` and
- * `redis:` sections onto these; nothing here reads files or the environment.
+ * Options of createReceiver, camelCase. The `serve` command takes the YAML config's `receiver:` and
+ * `redis:` sections whole (receiverOptionsFromConfig); nothing here reads files or the environment.
+ * Where events are stored (`redisUrl`, `redis`, `topology`, `layout`, `replicasAck`,
+ * `replicasAckTimeoutMs`, `layoutChecked`) is the event producer's EventStoreTarget, handed to it
+ * as given.
  */
-export interface ReceiverOptions {
+export interface ReceiverOptions extends EventStoreTarget {
   /** URL path the platform POSTs to (default `/webhooks/platform`). */
   path?: string;
   /** Accepted shared secrets; more than one during a rotation (old and new). */
@@ -25,21 +26,8 @@ export interface ReceiverOptions {
   dedupeWindowSeconds?: number;
   /** Bound on storing one event before answering 503 (default 2000 ms). */
   enqueueTimeoutMs?: number;
-  /** Redis URL (`redis://[:password@]host:port[/db]`, `rediss://` for TLS). */
-  redisUrl?: string;
-  /** ioredis connection options, with or instead of `redisUrl`; the receiver's fail-fast settings apply on top. */
-  redis?: RedisOptions;
-  /** Sentinel or Cluster (the config's `redis:`), instead of `redisUrl`. */
-  topology?: RedisTopology;
   /** Key prefix of every key (BullMQ's and the bridge's); default `cb`. */
   prefix?: string;
-  /** Queue shards and key tags (queue/key-layout.ts); default one untagged shard under `prefix`. */
-  layout?: KeyLayout;
-  /** Replicas that must hold an event before its webhook is acknowledged (Redis WAIT); default 0. */
-  replicasAck?: number;
-  replicasAckTimeoutMs?: number;
-  /** Events are stored only once this resolves (the bridge's key-layout check); see event-producer.ts. */
-  layoutChecked?: Promise<void>;
   /** Job options of the events queue, merged over DEFAULT_EVENT_JOB_OPTIONS. */
   jobOptions?: JobsOptions;
   /** pino logger; silent when omitted. Secret headers are redacted from anything logged through it. */
@@ -58,16 +46,6 @@ export interface ReceiverOptions {
    */
   readiness?: () => string | null | Promise<string | null>;
 }
-
-export const RECEIVER_DEFAULTS = {
-  path: '/webhooks/platform',
-  bodyLimitBytes: 1024 * 1024,
-  dedupeWindowSeconds: 72 * 3600,
-  enqueueTimeoutMs: 2_000,
-  prefix: DEFAULT_PREFIX,
-  quarantineMax: DEFAULT_QUARANTINE_MAX,
-  quarantineBodyBytes: DEFAULT_QUARANTINE_BODY_BYTES,
-} as const;
 
 const Secret = z
   .string()
@@ -146,4 +124,42 @@ export function resolveReceiverOptions(options: ReceiverOptions): ResolvedReceiv
     );
   }
   return parsed.data;
+}
+
+/** The options the config's validated `receiver:` and `redis:` sections give (the schema filled in their defaults). */
+export type ConfiguredReceiverOptions = Required<
+  Pick<
+    ReceiverOptions,
+    | 'path'
+    | 'secrets'
+    | 'bodyLimitBytes'
+    | 'dedupeWindowSeconds'
+    | 'enqueueTimeoutMs'
+    | 'topology'
+    | 'prefix'
+    | 'replicasAck'
+    | 'replicasAckTimeoutMs'
+  >
+>;
+
+/**
+ * The receiver's options from the config's `receiver:` and `redis:` sections, taken whole, so that
+ * the composition root does not copy them field by field. The receiver still checks them with its
+ * own rules (resolveReceiverOptions), as it does any caller's.
+ */
+export function receiverOptionsFromConfig(
+  config: Pick<BridgeConfig, 'receiver' | 'redis'>,
+): ConfiguredReceiverOptions {
+  const { receiver, redis } = config;
+  return {
+    path: receiver.path,
+    secrets: receiver.secrets,
+    bodyLimitBytes: receiver.bodyLimitBytes,
+    dedupeWindowSeconds: Math.round(receiver.dedupeWindowMs / 1000),
+    enqueueTimeoutMs: receiver.enqueueTimeoutMs,
+    topology: redis.topology,
+    prefix: redis.prefix,
+    replicasAck: redis.replicasAck,
+    replicasAckTimeoutMs: redis.replicasAckTimeoutMs,
+  };
 }

@@ -1,6 +1,6 @@
 import type { ConversationEvent } from '../events/conversation-event.js';
 import type { IngestResult } from '../queue/ingest-event.js';
-import { normalizeEvent } from './normalize-event.js';
+import { normalizeEvent } from './normalize/normalize-event.js';
 import { getQuarantined, type QuarantineStore, removeQuarantined } from './quarantine-store.js';
 import { ReceiverError } from './receiver-errors.js';
 

@@ -72,6 +72,12 @@ export const REPLIES = {
     'error',
     'internal error while receiving the webhook; it was not accepted, retry later',
   ),
+  /** 417: an `Expect:` other than 100-continue (Node would answer an empty 417). */
+  expectationFailed: failure(
+    417,
+    'bad_request',
+    'the Expect header asks for something this receiver does not do; send the webhook without it',
+  ),
 } as const;
 
 export const badRequest = (error: string): WebhookReply => failure(400, 'bad_request', error);
@@ -85,3 +91,26 @@ export const payloadTooLarge = (limitBytes: number): WebhookReply =>
 
 export const unsupportedMediaType = (error: string): WebhookReply =>
   failure(415, 'unsupported_media_type', error);
+
+/** Errors of the body reader (raw-body via express.raw) and of Express itself, as JSON answers. */
+export function replyForError(error: unknown, limit: number): WebhookReply {
+  const fields = (typeof error === 'object' && error !== null ? error : {}) as {
+    type?: unknown;
+    status?: unknown;
+  };
+  switch (fields.type) {
+    case 'entity.too.large':
+      return payloadTooLarge(limit);
+    case 'encoding.unsupported':
+      return unsupportedMediaType(
+        'the Content-Encoding is not supported; send the body as identity, gzip, deflate or br',
+      );
+    case 'request.aborted':
+      return badRequest('the request was aborted before the body was complete');
+    case 'request.size.invalid':
+      return badRequest('the body is shorter or longer than its Content-Length');
+  }
+  const status = typeof fields.status === 'number' ? fields.status : 500;
+  if (status >= 400 && status < 500) return failure(status, 'bad_request', 'the request could not be read');
+  return REPLIES.internal;
+}

@@ -1,6 +1,6 @@
 import type { ConversationEvent } from '../events/conversation-event.js';
 import { ConversationEventSchema } from '../events/conversation-event.js';
-import { normalizeEvent } from '../receive/normalize-event.js';
+import { normalizeEvent } from '../receive/normalize/normalize-event.js';
 import type { ConversationFacts } from '../rules/plan.js';
 import { describeZodIssues, factsFromJson, looksRecorded, RecordedEventSchema } from './recorded-event.js';
 

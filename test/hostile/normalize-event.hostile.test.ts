@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConversationEventSchema } from '../../src/events/conversation-event.js';
-import { needsConversation } from '../../src/receive/event-kind.js';
-import { type NormalizeResult, normalizeEvent } from '../../src/receive/normalize-event.js';
+import { needsConversation } from '../../src/receive/normalize/event-kind.js';
+import { type NormalizeResult, normalizeEvent } from '../../src/receive/normalize/normalize-event.js';
 import { WEBHOOK_FIXTURES } from '../fixtures/webhooks/index.js';
 import { checkProperty } from './support/check-property.js';
 import {

@@ -1,7 +1,8 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bridgeKeys } from '../../src/queue/redis-keys.js';
-import { createReceiver, type ListeningReceiver, type Receiver } from '../../src/receive/create-receiver.js';
+import { createReceiver, type Receiver } from '../../src/receive/create-receiver.js';
+import type { ListeningReceiver } from '../../src/receive/http/receiver-servers.js';
 import { connectTestRedis, deleteKeys, testRedisUrl, uniqueName } from '../support/redis.js';
 import { checkProperty, recordRow } from './support/check-property.js';
 import { assertNotPolluted } from './support/hostile-values.js';

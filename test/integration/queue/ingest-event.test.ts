@@ -10,7 +10,7 @@ import {
   orderMember,
   parseDedupeMarker,
 } from '../../../src/queue/redis-keys.js';
-import { createGroupCommit } from '../../../src/receive/event-producer.js';
+import { createGroupCommit } from '../../../src/receive/group-commit.js';
 import { makeEvent } from '../../support/make-event.js';
 import { connectTestRedis, deleteKeys, uniqueName } from '../../support/redis.js';
 

@@ -1,10 +1,7 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createReceiver,
-  type ListeningReceiver,
-  type Receiver,
-} from '../../../src/receive/create-receiver.js';
+import { createReceiver, type Receiver } from '../../../src/receive/create-receiver.js';
+import type { ListeningReceiver } from '../../../src/receive/http/receiver-servers.js';
 import { type RawAnswer, sendRaw } from '../../hostile/support/raw-http.js';
 import { connectTestRedis, deleteKeys, testRedisUrl, uniqueName } from '../../support/redis.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildTestWebhook, TEST_EVENTS } from '../../../src/demo/test-webhook-payload.js';
-import { normalizeEvent } from '../../../src/receive/normalize-event.js';
+import { normalizeEvent } from '../../../src/receive/normalize/normalize-event.js';
 
 const NOW = Date.parse('2026-11-23T01:15:00Z');
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ConversationEvent } from '../../../src/events/conversation-event.js';
 import type { IngestResult } from '../../../src/queue/ingest-event.js';
-import { createGroupCommit } from '../../../src/receive/event-producer.js';
+import { createGroupCommit } from '../../../src/receive/group-commit.js';
 import { makeEvent } from '../../support/make-event.js';
 
 /** A store that records each batch and resolves it when told to. */

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { FIELD_READERS } from '../../../src/receive/normalize-event.js';
+import { FIELD_READERS } from '../../../../src/receive/normalize/normalize-event.js';
 
 // The readers as they were before they became one check per field (zod unions and transforms):
 // the reference the cheaper form must match, value for value and failure for failure.

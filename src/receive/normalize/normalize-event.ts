@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { normalizeEngine, rawEngineName } from '../events/channel-engine.js';
-import type { Attachment, ConversationEvent } from '../events/conversation-event.js';
+import { normalizeEngine, rawEngineName } from '../../events/channel-engine.js';
+import type { Attachment, ConversationEvent } from '../../events/conversation-event.js';
 import { canonicalJson } from './canonical-json.js';
 import { eventKindOf, needsConversation } from './event-kind.js';
 import { parseEventTime } from './event-time.js';

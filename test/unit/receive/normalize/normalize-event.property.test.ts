@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ConversationEventSchema } from '../../../src/events/conversation-event.js';
-import { normalizeEvent } from '../../../src/receive/normalize-event.js';
+import { ConversationEventSchema } from '../../../../src/events/conversation-event.js';
+import { normalizeEvent } from '../../../../src/receive/normalize/normalize-event.js';
 
 const receivedAt = new Date('2026-03-01T08:00:00.000Z');
 const REASONS = [

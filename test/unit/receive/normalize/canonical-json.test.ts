@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../../src/receive/canonical-json.js';
+import { canonicalJson } from '../../../../src/receive/normalize/canonical-json.js';
 
 describe('canonicalJson', () => {
   it.each([

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ConversationEventSchema } from '../../../src/events/conversation-event.js';
-import { canonicalJson } from '../../../src/receive/canonical-json.js';
-import { normalizeEvent } from '../../../src/receive/normalize-event.js';
-import { WEBHOOK_FIXTURES, webhookFixture } from '../../fixtures/webhooks/index.js';
+import { ConversationEventSchema } from '../../../../src/events/conversation-event.js';
+import { canonicalJson } from '../../../../src/receive/normalize/canonical-json.js';
+import { normalizeEvent } from '../../../../src/receive/normalize/normalize-event.js';
+import { WEBHOOK_FIXTURES, webhookFixture } from '../../../fixtures/webhooks/index.js';
 
 const receivedAt = new Date('2026-03-01T08:00:00.000Z');
 const normalize = (body: unknown) => normalizeEvent(body, { receivedAt });

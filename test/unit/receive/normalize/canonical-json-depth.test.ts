@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../../src/receive/canonical-json.js';
-import { normalizeEvent } from '../../../src/receive/normalize-event.js';
+import { canonicalJson } from '../../../../src/receive/normalize/canonical-json.js';
+import { normalizeEvent } from '../../../../src/receive/normalize/normalize-event.js';
 
 /** The earlier recursive version, as the reference for what the text must be. */
 function recursiveCanonicalJson(value: unknown): string {

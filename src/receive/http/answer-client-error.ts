@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { WebhookReply } from './webhook-reply.js';
-import { failure } from './webhook-reply.js';
+import type { WebhookReply } from '../webhook-reply.js';
+import { failure } from '../webhook-reply.js';
 
 /**
  * Answers for requests Node's HTTP parser refuses before Express sees them: a Content-Length given

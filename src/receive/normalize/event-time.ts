@@ -1,4 +1,4 @@
-import { parseWib } from '../base/wib-time.js';
+import { parseWib } from '../../base/wib-time.js';
 
 /**
  * Reads the payload's event time, in any form seen (webhook-payloads.md §2): Unix seconds,

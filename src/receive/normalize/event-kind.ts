@@ -1,4 +1,4 @@
-import type { EventKind } from '../events/conversation-event.js';
+import type { EventKind } from '../../events/conversation-event.js';
 
 /**
  * Event names of both interface forms and the older docs (messaging-service-interface.md "Events",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseEventTime } from '../../../src/receive/event-time.js';
+import { parseEventTime } from '../../../../src/receive/normalize/event-time.js';
 
 describe('parseEventTime: dates that do not exist fall back in every form', () => {
   // Found by test/hostile (timestamps property): ISO strings with a zone were read by `new Date`,

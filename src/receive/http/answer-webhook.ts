@@ -1,0 +1,129 @@
+import type { Request, Response } from 'express';
+import type { Logger } from 'pino';
+import { describeError } from '../../base/errors.js';
+import type { TraceSpan } from '../../observe/trace-context.js';
+import type { ReceiveOutcome } from '../receive-webhook.js';
+import type { ReceiverMetrics } from '../receiver-metrics.js';
+import type { WebhookOutcome } from '../webhook-reply.js';
+import { sendReply } from './send-reply.js';
+
+/** What the receiver keeps about a webhook request between its head and its answer. */
+export interface RequestState {
+  started: bigint;
+  /** `webhook receive`, when tracing is on. */
+  span?: TraceSpan;
+}
+
+/** The webhook requests under way (set by the webhook route, read when answering). */
+export type RequestStates = WeakMap<Request, RequestState>;
+
+export type AnswerWebhook = (req: Request, res: Response, outcome: ReceiveOutcome) => void;
+
+/** The fields of every webhook's log line. */
+interface WebhookLogFields {
+  outcome: WebhookOutcome;
+  status: number;
+  ms: number;
+  conversationId: string | null;
+  eventKey: string | null;
+}
+
+/** Answers a webhook request, counts it, ends its span and writes its log line. Made once per receiver. */
+export function createWebhookAnswerer(deps: {
+  states: RequestStates;
+  metrics: ReceiverMetrics;
+  log: Logger;
+}): AnswerWebhook {
+  const { states, metrics, log } = deps;
+  return (req, res, outcome) => {
+    const { reply } = outcome;
+    sendReply(res, reply);
+    const state = states.get(req);
+    const seconds = state ? Number(process.hrtime.bigint() - state.started) / 1e9 : 0;
+    metrics.observe(reply.outcome, seconds);
+    const fields: WebhookLogFields = {
+      outcome: reply.outcome,
+      status: reply.status,
+      ms: Math.round(seconds * 1e4) / 10,
+      conversationId: outcome.event?.conversationId ?? outcome.problem?.conversationId ?? null,
+      eventKey: outcome.event?.key ?? null,
+    };
+    if (state?.span) endWebhookSpan(state.span, outcome);
+    logWebhook(log, req, outcome, fields);
+  };
+}
+
+/** The webhook's log line: a warning for a refused secret or a 503, info for the quarantine. */
+function logWebhook(
+  log: Logger,
+  req: Request,
+  outcome: ReceiveOutcome,
+  fields: {
+    outcome: string;
+    status: number;
+    ms: number;
+    conversationId: string | null;
+    eventKey: string | null;
+  },
+): void {
+  switch (outcome.reply.outcome) {
+    case 'unauthorized':
+      log.warn(
+        {
+          ...fields,
+          remoteAddress: req.socket.remoteAddress ?? null,
+          // Which headers were present, never their values.
+          secretHeaders: ['authorization', 'secret'].filter((h) => req.headers[h] !== undefined),
+        },
+        'webhook rejected: secret missing or wrong',
+      );
+      break;
+    case 'unavailable':
+      log.warn(
+        { ...fields, err: describeError(outcome.error) },
+        'webhook answered 503: Redis could not store it',
+      );
+      break;
+    case 'quarantined':
+    case 'unknown_event':
+      log.info(
+        {
+          ...fields,
+          quarantineId: outcome.quarantineId ?? null,
+          reason: outcome.problem?.reason ?? 'unknown_event',
+          detail: outcome.problem?.message ?? null,
+          eventName: outcome.event?.name ?? outcome.problem?.eventName ?? null,
+        },
+        'webhook kept in quarantine',
+      );
+      break;
+    case 'error':
+      log.error({ ...fields, err: outcome.error }, 'webhook failed with an internal error');
+      break;
+    default:
+      if (log.isLevelEnabled('debug')) log.debug(fields, 'webhook');
+  }
+}
+
+/** Ends a webhook's span with what the receiver made of it. */
+function endWebhookSpan(span: TraceSpan, outcome: ReceiveOutcome): void {
+  const { reply, event } = outcome;
+  span.annotate({
+    outcome: reply.outcome,
+    statusCode: reply.status,
+    ...(event
+      ? {
+          conversationId: event.conversationId,
+          eventKey: event.key,
+          eventKind: event.kind,
+          channel: event.channel.engine,
+          channelId: event.channel.id,
+        }
+      : outcome.problem?.conversationId
+        ? { conversationId: outcome.problem.conversationId }
+        : {}),
+  });
+  if (outcome.error !== undefined) span.fail(outcome.error);
+  else if (reply.status >= 500) span.annotate({ errorType: String(reply.status) });
+  span.end();
+}
