@@ -8,11 +8,11 @@ import { compareGolden, GoldenPlanSchema } from '../record/golden-plans.js';
 import { readJsonLines } from '../record/read-jsonl.js';
 import { type RecordedEvent, RecordedEventSchema } from '../record/recorded-event.js';
 import { CliError } from './cli-error.js';
-import { parseSince } from './events-command.js';
 import { EXIT } from './exit-codes.js';
 import { formatBacktest } from './format-backtest.js';
+import type { CliIo } from './io.js';
+import { parseSince } from './parse-since.js';
 import { resolveRedisTarget, runWithRedis } from './redis-target.js';
-import type { CliIo } from './run-cli.js';
 
 const EXAMPLES = `
 Examples:

@@ -11,36 +11,17 @@ import {
   retryDeadLetter,
 } from '../worker/dead-letters.js';
 import { CliError } from './cli-error.js';
+import { emptyHint } from './empty-hint.js';
+import { formatTable } from './format-table.js';
+import type { CliIo } from './io.js';
 import {
   addRedisTargetOptions,
   otherPrefixesWith,
   REDIS_TARGET_HELP,
-  type RedisTarget,
   type RedisTargetFlags,
   resolveRedisTarget,
   runWithRedis,
 } from './redis-target.js';
-import type { CliIo } from './run-cli.js';
-
-/** A table with a header row, columns padded to their widest cell. */
-export function formatTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((title, i) =>
-    Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)),
-  );
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
-      .join('  ')
-      .trimEnd();
-  return `${[line(header), ...rows.map(line)].join('\n')}\n`;
-}
-
-/** Where an empty listing looked, and which other prefixes hold entries (the usual mistake). */
-export function emptyHint(what: string, target: RedisTarget, others: readonly string[]): string {
-  const where = `no ${what} under prefix "${target.prefix}" at ${target.address} (from ${target.source})`;
-  if (others.length === 0) return `${where}\n`;
-  return `${where}\nthis Redis has ${what} under prefix ${others.map((p) => `"${p}"`).join(', ')}: pass --prefix ${others[0]}, or --config with the bridge's config\n`;
-}
 
 function row(entry: DeadLetter): string[] {
   return [

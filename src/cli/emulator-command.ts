@@ -4,7 +4,7 @@ import type { EmulatorOptions, WebhookFailure } from '../emulator/emulator-optio
 import type { startEmulator } from '../emulator/start-emulator.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
-import type { CliIo } from './run-cli.js';
+import type { CliIo } from './io.js';
 
 interface EmulatorFlags {
   port: string;

@@ -5,7 +5,10 @@ import { eventId } from '../queue/redis-keys.js';
 import { findRecordedEvent, readRecordedEvents } from '../record/event-store.js';
 import type { RecordedEvent } from '../record/recorded-event.js';
 import { CliError } from './cli-error.js';
-import { emptyHint, formatTable } from './dlq-command.js';
+import { emptyHint } from './empty-hint.js';
+import { formatTable } from './format-table.js';
+import type { CliIo } from './io.js';
+import { parseSince } from './parse-since.js';
 import {
   addRedisTargetOptions,
   otherPrefixesWith,
@@ -14,16 +17,6 @@ import {
   resolveRedisTarget,
   runWithRedis,
 } from './redis-target.js';
-import type { CliIo } from './run-cli.js';
-
-/** `--since 24h`: the instant that long before now (ms). */
-export function parseSince(value: string | undefined, now = Date.now()): number | undefined {
-  if (value === undefined) return undefined;
-  const ms = parseDuration(value);
-  if (ms === undefined)
-    throw new CliError(`--since ${JSON.stringify(value)} is not a duration: write e.g. 30m, 24h or 7d`);
-  return now - ms;
-}
 
 function parseLimit(value: string): number {
   const limit = Number(value);

@@ -14,8 +14,10 @@ import { ReceiverError } from '../receive/receiver-errors.js';
 import { RECEIVER_DEFAULTS } from '../receive/receiver-options.js';
 import { replayQuarantined } from '../receive/replay-quarantined.js';
 import { CliError } from './cli-error.js';
-import { emptyHint, formatTable } from './dlq-command.js';
+import { emptyHint } from './empty-hint.js';
 import { EXIT } from './exit-codes.js';
+import { formatTable } from './format-table.js';
+import type { CliIo } from './io.js';
 import {
   addRedisTargetOptions,
   otherPrefixesWith,
@@ -25,7 +27,6 @@ import {
   resolveRedisTarget,
   runWithRedis,
 } from './redis-target.js';
-import type { CliIo } from './run-cli.js';
 
 const EXAMPLES = `
 ${REDIS_TARGET_HELP}
