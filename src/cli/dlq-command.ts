@@ -18,6 +18,7 @@ import {
   addRedisTargetOptions,
   otherPrefixesWith,
   REDIS_TARGET_HELP,
+  type RedisTarget,
   type RedisTargetFlags,
   resolveRedisTarget,
   runWithRedis,
@@ -40,6 +41,28 @@ function parseLimit(value: string): number {
     throw new CliError(`--limit must be a whole number from 1 to 10000, not "${value}"`);
   }
   return limit;
+}
+
+/** `dlq list`: a table of the newest dead letters, or a hint where else to look when there are none. */
+async function printDeadLetters(where: RedisTarget, limit: number, json: boolean, io: CliIo): Promise<void> {
+  await runWithRedis(where, async (redis, layout) => {
+    const keys = layout.global;
+    const entries = await listDeadLetters(redis, keys, { limit });
+    if (json) {
+      io.stdout(`${JSON.stringify(entries, null, 2)}\n`);
+      return;
+    }
+    if (entries.length === 0) {
+      const others = await otherPrefixesWith(redis, 'bridge:dead:index', where.prefix);
+      io.stdout(emptyHint('dead letters', where, others));
+      return;
+    }
+    const total = await countDeadLetters(redis, keys);
+    io.stdout(
+      `${total} dead letter(s) under prefix "${where.prefix}" at ${where.address}${total > entries.length ? `, newest ${entries.length} shown` : ''}\n`,
+    );
+    io.stdout(formatTable(['ID', 'FAILED AT', 'QUEUE', 'CODE', 'CONVERSATION', 'REASON'], entries.map(row)));
+  });
 }
 
 /** `convo-bridge dlq list|show ID|retry ID|purge ID|--all`. */
@@ -77,27 +100,7 @@ Examples:
     .option('--json', 'print a JSON array (full entries)')
     .action(async (options: { limit: string; json?: boolean }) => {
       const limit = parseLimit(options.limit);
-      const where = await target();
-      await runWithRedis(where, async (redis, layout) => {
-        const keys = layout.global;
-        const entries = await listDeadLetters(redis, keys, { limit });
-        if (options.json) {
-          io.stdout(`${JSON.stringify(entries, null, 2)}\n`);
-          return;
-        }
-        if (entries.length === 0) {
-          const others = await otherPrefixesWith(redis, 'bridge:dead:index', where.prefix);
-          io.stdout(emptyHint('dead letters', where, others));
-          return;
-        }
-        const total = await countDeadLetters(redis, keys);
-        io.stdout(
-          `${total} dead letter(s) under prefix "${where.prefix}" at ${where.address}${total > entries.length ? `, newest ${entries.length} shown` : ''}\n`,
-        );
-        io.stdout(
-          formatTable(['ID', 'FAILED AT', 'QUEUE', 'CODE', 'CONVERSATION', 'REASON'], entries.map(row)),
-        );
-      });
+      await printDeadLetters(await target(), limit, options.json === true, io);
     });
 
   dlq

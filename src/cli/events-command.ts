@@ -13,6 +13,7 @@ import {
   addRedisTargetOptions,
   otherPrefixesWith,
   REDIS_TARGET_HELP,
+  type RedisTarget,
   type RedisTargetFlags,
   resolveRedisTarget,
   runWithRedis,
@@ -44,6 +45,40 @@ function row(e: RecordedEvent): string[] {
   ];
 }
 
+/** `events list`: a table of the newest recorded events, or a hint where else to look when there are none. */
+async function listEvents(
+  where: RedisTarget,
+  read: { limit: number; sinceMs?: number },
+  options: { since?: string; json?: boolean },
+  io: CliIo,
+): Promise<void> {
+  await runWithRedis(where, async (redis, layout) => {
+    const keys = layout.global;
+    const result = await readRecordedEvents(redis, keys, read);
+    for (const problem of result.problems) io.stderr(`skipped an unreadable recorded event ${problem}\n`);
+    if (options.json) {
+      io.stdout(`${JSON.stringify(result.events, null, 2)}\n`);
+      return;
+    }
+    if (result.events.length === 0) {
+      const others = await otherPrefixesWith(redis, 'bridge:recorded:index', where.prefix);
+      io.stdout(emptyHint('recorded events', where, others));
+      io.stdout('(events are recorded while the config has record: { enabled: true })\n');
+      return;
+    }
+    const total = await redis.zcard(keys.recordedIndex);
+    io.stdout(
+      `${total} recorded event(s) under prefix "${where.prefix}" at ${where.address}${total > result.events.length ? `, ${result.events.length} shown` : ''}${options.since ? ` (last ${formatDuration(parseDuration(options.since) ?? 0)})` : ''}\n`,
+    );
+    io.stdout(
+      formatTable(
+        ['SEQ', 'EVALUATED AT', 'KIND', 'CONVERSATION', 'MATCHED', 'ACTIONS', 'TEXT'],
+        result.events.map(row),
+      ),
+    );
+  });
+}
+
 /** `convo-bridge events list|show|export`: the events a bridge recorded (`record.enabled`). */
 export function registerEventsCommand(program: Command, io: CliIo): void {
   const events = addRedisTargetOptions(
@@ -73,35 +108,8 @@ Examples:
     .action(async (options: { since?: string; limit: string; json?: boolean }) => {
       const sinceMs = parseSince(options.since);
       const limit = parseLimit(options.limit);
-      const where = await target();
-      await runWithRedis(where, async (redis, layout) => {
-        const keys = layout.global;
-        const result = await readRecordedEvents(redis, keys, {
-          limit,
-          ...(sinceMs !== undefined ? { sinceMs } : {}),
-        });
-        for (const problem of result.problems) io.stderr(`skipped an unreadable recorded event ${problem}\n`);
-        if (options.json) {
-          io.stdout(`${JSON.stringify(result.events, null, 2)}\n`);
-          return;
-        }
-        if (result.events.length === 0) {
-          const others = await otherPrefixesWith(redis, 'bridge:recorded:index', where.prefix);
-          io.stdout(emptyHint('recorded events', where, others));
-          io.stdout('(events are recorded while the config has record: { enabled: true })\n');
-          return;
-        }
-        const total = await redis.zcard(keys.recordedIndex);
-        io.stdout(
-          `${total} recorded event(s) under prefix "${where.prefix}" at ${where.address}${total > result.events.length ? `, ${result.events.length} shown` : ''}${options.since ? ` (last ${formatDuration(parseDuration(options.since) ?? 0)})` : ''}\n`,
-        );
-        io.stdout(
-          formatTable(
-            ['SEQ', 'EVALUATED AT', 'KIND', 'CONVERSATION', 'MATCHED', 'ACTIONS', 'TEXT'],
-            result.events.map(row),
-          ),
-        );
-      });
+      const read = { limit, ...(sinceMs !== undefined ? { sinceMs } : {}) };
+      await listEvents(await target(), read, options, io);
     });
 
   events
