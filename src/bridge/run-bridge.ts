@@ -1,25 +1,32 @@
-import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express from 'express';
+import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import { Counter, collectDefaultMetrics, Registry } from 'prom-client';
 import { describeError } from '../base/errors.js';
 import type { ConfigError } from '../config/config-error.js';
+import type { BridgeConfig } from '../config/config-schema.js';
 import { describeConfigDefaults } from '../config/describe-defaults.js';
 import { type LoadedConfig, loadConfig } from '../config/load-config.js';
-import { watchConfig } from '../config/watch-config.js';
+import { type ConfigWatcher, watchConfig } from '../config/watch-config.js';
 import { createLogger } from '../observe/logger.js';
-import { setUpTracing } from '../observe/set-up-tracing.js';
+import { setUpTracing, type TracingHandle } from '../observe/set-up-tracing.js';
 import { bridgeJobOptions } from '../queue/job-options.js';
-import { layoutFor } from '../queue/key-layout.js';
-import { claimLayout, LayoutMismatchError } from '../queue/layout-record.js';
+import { type KeyLayout, layoutFor } from '../queue/key-layout.js';
+import { LayoutMismatchError } from '../queue/layout-record.js';
 import { createReceiver, type Receiver } from '../receive/create-receiver.js';
 import { receiverOptionsFromConfig } from '../receive/receiver-options.js';
 import type { RedisClient } from '../redis/redis-client.js';
-import { createRedisClient, describeTopology } from '../redis/redis-connection.js';
+import { describeTopology } from '../redis/redis-connection.js';
+import type { BridgeState } from './bridge-state.js';
 import { type ComposedWorker, composeWorker } from './compose-worker.js';
+import { connectControlRedis } from './control-redis.js';
+import { startHealthServer } from './health-server.js';
+import { claimLayoutInBackground } from './layout-claim.js';
 import { registerQueueGauges } from './queue-gauges.js';
-import { createOutageReporter, quietConnectionErrors } from './redis-outage.js';
+import { createReadiness } from './readiness.js';
+import { createOutageReporter, type OutageReporter, quietConnectionErrors } from './redis-outage.js';
+import { createShutdown, type Shutdown, stopOnSignals } from './shutdown.js';
+import { testClock } from './test-clock.js';
 
 export type BridgeMode = 'start' | 'serve' | 'work';
 
@@ -42,8 +49,6 @@ export interface RunBridgeOptions {
 
 /** How long a start waits for the worker to connect before carrying on without it. */
 const WORKER_START_WAIT_MS = 3_000;
-/** Longest wait for each part to close when Redis is unreachable at shutdown. */
-const UNREACHABLE_CLOSE_MS = 2_000;
 
 export interface RunningBridge {
   /** Where the receiver (or the worker's health server) listens; null when nothing does. */
@@ -55,11 +60,75 @@ export interface RunningBridge {
   stopped: Promise<number>;
 }
 
+/** What every part of a bridge is built with: the config read once, one logger, one registry, one control connection. */
+interface BridgeBase {
+  options: RunBridgeOptions;
+  env: NodeJS.ProcessEnv;
+  loaded: LoadedConfig;
+  config: BridgeConfig;
+  log: Logger;
+  /** Where Redis is, for messages. */
+  address: string;
+  outage: OutageReporter;
+  tracing: TracingHandle | undefined;
+  registry: Registry;
+  /** Config reloads by result, counted by the hot reload (watchRules). */
+  reloads: Counter<'result'>;
+  layout: KeyLayout;
+  redis: RedisClient;
+  /** Resolves once this Redis is known to hold the config's key layout (layout-claim.ts). */
+  layoutChecked: Promise<void>;
+  state: BridgeState;
+}
+
+/** The HTTP side of a bridge: the receiver (`start`, `serve`), a health server (`work --port`) or nothing. */
+interface BridgeHttp {
+  url: string | null;
+  close?: () => Promise<void>;
+  receiver?: Receiver;
+}
+
 /**
  * The composition root of `convo-bridge start | serve | work`: reads the config once and builds
  * the receiver and/or the worker with one logger, one metrics registry and one shutdown path.
+ * Build, start, then hand back the stop.
  */
 export async function runBridge(options: RunBridgeOptions): Promise<RunningBridge> {
+  const base = await buildBase(options);
+  const composed = options.mode !== 'serve' ? buildWorker(base) : undefined;
+  if (composed) startWorker(base, composed);
+  const queuesForGauges = composed ? composed.worker.queues.flatMap((q) => [q.events, q.timers]) : [];
+  registerQueueGauges(base.registry, queuesForGauges, base.redis, base.layout.global);
+  const readiness = createReadiness({
+    state: base.state,
+    outage: base.outage,
+    redis: base.redis,
+    address: base.address,
+    worker: composed?.worker,
+    eventQueues: composed ? composed.worker.queues.map((q) => q.events) : [],
+    stallWindowMs: options.stallWindowMs ?? 120_000,
+  });
+  const http = await startHttp(base, composed, queuesForGauges, readiness);
+  const watcher = watchRules(base, composed);
+  const shutdown = createShutdown({
+    state: base.state,
+    log: base.log,
+    outage: base.outage,
+    redis: base.redis,
+    address: base.address,
+    watcher,
+    closeHttp: http.close,
+    receiver: http.receiver,
+    worker: composed,
+    tracing: base.tracing,
+  });
+  stopOnLayoutMismatch(base, shutdown);
+  if (options.handleSignals) stopOnSignals(shutdown, base.log);
+  return { url: http.url, config: base.loaded, stop: shutdown.stop, stopped: shutdown.stopped };
+}
+
+/** Reads the config, then sets up what every part shares: logging, tracing, metrics, the control connection. */
+async function buildBase(options: RunBridgeOptions): Promise<BridgeBase> {
   const env = options.env ?? process.env;
   const loaded = await loadConfig(options.configPath, { env });
   const { config } = loaded;
@@ -84,169 +153,148 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
     registers: [registry],
   });
   const layout = layoutFor(config.redis);
-  const keys = layout.global;
-  const redis = createRedisClient(config.redis.topology, {
-    maxRetriesPerRequest: 1,
-    connectionName: 'convo-bridge:control',
-    // Reconnect at most 1 s apart, so the bridge notices soon that Redis is back.
-    retryStrategy: (times) => Math.min(times * 100, 1_000),
-  });
-  redis.on('error', (error: Error) => {
-    const warning = outage.down(describeError(error));
-    if (warning) log.warn({ redis: address }, warning);
-  });
-  redis.on('ready', () => {
-    const back = outage.up();
-    if (back) log.info({ redis: address }, back);
-    // Checked on every (re)connection: the Redis that came back may be another one.
-    void checkRedisPolicy(redis, log);
-  });
-
-  // Events may be stored and taken only once this Redis is known to hold the layout the config
-  // asks for (shard count and key tags): else one conversation's events would land in two shards.
-  let shuttingDown = false;
-  let layoutProblem: Error | undefined;
-  const layoutChecked = (async () => {
-    for (;;) {
-      try {
-        await claimLayout(redis, layout);
-        return;
-      } catch (error) {
-        if (error instanceof LayoutMismatchError) {
-          layoutProblem = error;
-          throw error;
-        }
-        // Redis not reachable yet: try again (the outage reporter says so in the log).
-        await new Promise((resolve) => setTimeout(resolve, 500).unref());
-        if (shuttingDown) throw error;
-      }
-    }
-  })();
-  layoutChecked.catch(() => undefined); // handled below, once stop() exists
-
-  const runsWorker = options.mode !== 'serve';
-  const runsReceiver = options.mode !== 'work';
-  let composed: ComposedWorker | undefined;
-  let receiver: Receiver | undefined;
-  let lastProgressAt = Date.now();
-  // A start that fails half-way (a port in use) must not leave the parts already running holding
-  // the process open: close them, then report the error.
-  const failStart = async (error: unknown): Promise<never> => {
-    await receiver?.close().catch(() => undefined);
-    await composed?.close(0).catch(() => undefined);
-    redis.disconnect();
-    throw error;
+  const redis = connectControlRedis(config.redis.topology, { address, outage, log });
+  const state: BridgeState = { shuttingDown: false, exitCode: 0 };
+  const layoutChecked = claimLayoutInBackground(redis, layout, state);
+  return {
+    options,
+    env,
+    loaded,
+    config,
+    log,
+    address,
+    outage,
+    tracing,
+    registry,
+    reloads,
+    layout,
+    redis,
+    layoutChecked,
+    state,
   };
-  if (runsWorker) {
-    const now = options.now ?? testClock(env, log);
-    composed = composeWorker(config, loaded.rules, {
-      logger: log,
-      registry,
-      ...(now ? { now } : {}),
-    });
-    for (const queue of composed.worker.queues.flatMap((q) => [q.events, q.timers])) {
-      // Without a listener BullMQ prints every connection error with its stack on stderr.
-      queue.on('error', (error: Error) => log.warn({ err: error.message }, `${queue.name} queue error`));
-    }
-    // With Redis down the workers wait for it (and start taking jobs by themselves once it is
-    // back) while the receiver and the health endpoints come up: never block the start on Redis.
-    let workerStarted = false;
-    const worker = composed.worker;
-    void layoutChecked
-      .then(() => worker.start())
-      .then(
-        () => {
-          workerStarted = true;
-          log.info(
-            { concurrency: config.worker.concurrency, rules: loaded.rules.rules.length },
-            'worker started',
-          );
-        },
-        (error: unknown) => {
-          if (!(error instanceof LayoutMismatchError)) {
-            log.error({ err: describeError(error) }, 'the worker could not start');
-          }
-        },
-      );
-    setTimeout(() => {
-      if (!workerStarted && !shuttingDown) {
-        log.warn(
-          { redis: address },
-          `the worker is waiting for Redis at ${address}; it starts taking jobs by itself once Redis answers`,
-        );
-      }
-    }, WORKER_START_WAIT_MS).unref();
+}
+
+/** The worker side (`start`, `work`), composed from the config; its queues' errors go to the log. */
+function buildWorker(base: BridgeBase): ComposedWorker {
+  const { options, env, config, loaded, log, registry } = base;
+  const now = options.now ?? testClock(env, log);
+  const composed = composeWorker(config, loaded.rules, {
+    logger: log,
+    registry,
+    ...(now ? { now } : {}),
+  });
+  for (const queue of composed.worker.queues.flatMap((q) => [q.events, q.timers])) {
+    // Without a listener BullMQ prints every connection error with its stack on stderr.
+    queue.on('error', (error: Error) => log.warn({ err: error.message }, `${queue.name} queue error`));
   }
-  const queuesForGauges = composed ? composed.worker.queues.flatMap((q) => [q.events, q.timers]) : [];
-  const eventQueues = composed ? composed.worker.queues.map((q) => q.events) : [];
-  const sumOf = async (read: (queue: (typeof eventQueues)[number]) => Promise<number>) =>
-    (await Promise.all(eventQueues.map(read))).reduce((a, b) => a + b, 0);
-  registerQueueGauges(registry, queuesForGauges, redis, keys);
+  return composed;
+}
 
-  const stallWindowMs = options.stallWindowMs ?? 120_000;
-  const readiness = async (): Promise<string | null> => {
-    if (shuttingDown) return 'shutting down';
-    if (layoutProblem) return layoutProblem.message;
-    if (outage.isDown() || redis.status !== 'ready') return `Redis at ${address} does not answer`;
-    if (!composed) return null;
-    const waiting = await withDeadline(
-      sumOf((queue) => queue.getWaitingCount()),
-      2_000,
-    ).catch(() => null);
-    if (waiting === null) return `Redis at ${address} does not answer`;
-    if (waiting === 0) {
-      lastProgressAt = Date.now();
-      return null;
-    }
-    if (!composed.worker.isRunning())
-      return `the worker has stopped taking jobs while ${waiting} are waiting`;
-    const completed = await sumOf((queue) => queue.getCompletedCount()).catch(() => 0);
-    if (completed !== lastCompleted) {
-      lastCompleted = completed;
-      lastProgressAt = Date.now();
-    }
-    const rateLimited = (await sumOf((queue) => queue.getRateLimitTtl()).catch(() => 0)) > 0;
-    if (!rateLimited && Date.now() - lastProgressAt > stallWindowMs) {
-      return `no job finished for ${Math.round((Date.now() - lastProgressAt) / 1000)} s while ${waiting} are waiting`;
-    }
-    return null;
-  };
-  let lastCompleted = -1;
-
-  let url: string | null = null;
-  let closeHttp: (() => Promise<void>) | undefined;
-  if (runsReceiver) {
-    // bull-board (and its UI assets) only when the dashboard is on: it is most of an idle
-    // bridge's memory otherwise.
-    const admin = config.admin.password && composed ? await import('./admin-routes.js') : undefined;
-    receiver = createReceiver({
-      ...receiverOptionsFromConfig(config),
-      layout,
-      layoutChecked,
-      jobOptions: bridgeJobOptions({ attempts: config.worker.attempts }),
-      logger: log,
-      metrics: registry,
-      readiness,
-      routes: (app) => {
-        if (composed && admin?.mountAdmin(app, queuesForGauges, config.admin)) {
-          log.info('bull-board at /admin/queues (basic auth)');
+/**
+ * With Redis down the workers wait for it (and start taking jobs by themselves once it is
+ * back) while the receiver and the health endpoints come up: never block the start on Redis.
+ */
+function startWorker(base: BridgeBase, composed: ComposedWorker): void {
+  const { config, loaded, log, address, layoutChecked, state } = base;
+  let workerStarted = false;
+  const worker = composed.worker;
+  void layoutChecked
+    .then(() => worker.start())
+    .then(
+      () => {
+        workerStarted = true;
+        log.info(
+          { concurrency: config.worker.concurrency, rules: loaded.rules.rules.length },
+          'worker started',
+        );
+      },
+      (error: unknown) => {
+        if (!(error instanceof LayoutMismatchError)) {
+          log.error({ err: describeError(error) }, 'the worker could not start');
         }
       },
-    });
-    const listening = await receiver.listen(config.receiver.port, config.receiver.host).catch(failStart);
-    url = listening.url;
-    closeHttp = listening.close;
-    log.info({ url: `${url}${config.receiver.path}` }, 'receiver listening');
-  } else if (options.port !== undefined) {
-    const server = await healthServer(options.port, config.receiver.host, registry, readiness).catch(
-      failStart,
     );
-    const address = server.address() as AddressInfo;
-    url = `http://${config.receiver.host}:${address.port}`;
-    closeHttp = () => new Promise<void>((resolve) => server.close(() => resolve()));
-  }
+  setTimeout(() => {
+    if (!workerStarted && !state.shuttingDown) {
+      log.warn(
+        { redis: address },
+        `the worker is waiting for Redis at ${address}; it starts taking jobs by itself once Redis answers`,
+      );
+    }
+  }, WORKER_START_WAIT_MS).unref();
+}
 
-  const watcher = watchConfig(options.configPath, {
+/** The receiver (`start`, `serve`), or /healthz, /readyz and /metrics alone (`work --port`), listening. */
+async function startHttp(
+  base: BridgeBase,
+  composed: ComposedWorker | undefined,
+  queuesForGauges: Queue[],
+  readiness: () => Promise<string | null>,
+): Promise<BridgeHttp> {
+  const { options, config, registry } = base;
+  if (options.mode !== 'work') return startReceiver(base, composed, queuesForGauges, readiness);
+  if (options.port === undefined) return { url: null };
+  const server = await startHealthServer(options.port, config.receiver.host, registry, readiness).catch(
+    (error: unknown) => failStart(error, base, composed),
+  );
+  const address = server.address() as AddressInfo;
+  return {
+    url: `http://${config.receiver.host}:${address.port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+async function startReceiver(
+  base: BridgeBase,
+  composed: ComposedWorker | undefined,
+  queuesForGauges: Queue[],
+  readiness: () => Promise<string | null>,
+): Promise<BridgeHttp> {
+  const { config, layout, layoutChecked, log, registry } = base;
+  // bull-board (and its UI assets) only when the dashboard is on: it is most of an idle
+  // bridge's memory otherwise.
+  const admin = config.admin.password && composed ? await import('./admin-routes.js') : undefined;
+  const receiver = createReceiver({
+    ...receiverOptionsFromConfig(config),
+    layout,
+    layoutChecked,
+    jobOptions: bridgeJobOptions({ attempts: config.worker.attempts }),
+    logger: log,
+    metrics: registry,
+    readiness,
+    routes: (app) => {
+      if (composed && admin?.mountAdmin(app, queuesForGauges, config.admin)) {
+        log.info('bull-board at /admin/queues (basic auth)');
+      }
+    },
+  });
+  const listening = await receiver
+    .listen(config.receiver.port, config.receiver.host)
+    .catch((error: unknown) => failStart(error, base, composed, receiver));
+  log.info({ url: `${listening.url}${config.receiver.path}` }, 'receiver listening');
+  return { url: listening.url, close: listening.close, receiver };
+}
+
+/**
+ * A start that fails half-way (a port in use) must not leave the parts already running holding
+ * the process open: close them, then report the error.
+ */
+async function failStart(
+  error: unknown,
+  base: BridgeBase,
+  composed: ComposedWorker | undefined,
+  receiver?: Receiver,
+): Promise<never> {
+  await receiver?.close().catch(() => undefined);
+  await composed?.close(0).catch(() => undefined);
+  base.redis.disconnect();
+  throw error;
+}
+
+/** Hot reload: a valid new config swaps in its rules; an invalid one keeps the old rules in force. */
+function watchRules(base: BridgeBase, composed: ComposedWorker | undefined): ConfigWatcher {
+  const { options, env, config, log, reloads } = base;
+  return watchConfig(options.configPath, {
     env,
     onReload: (next) => {
       composed?.setRules(next.rules);
@@ -268,172 +316,15 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
     },
     sighup: options.handleSignals ?? false,
   });
+}
 
-  let resolveStopped: (code: number) => void = () => {};
-  const stopped = new Promise<number>((resolve) => {
-    resolveStopped = resolve;
-  });
-  let stopping: Promise<void> | undefined;
-  let exitCode = 0;
-  const stop = (reason = 'stop requested') => {
-    stopping ??= (async () => {
-      shuttingDown = true;
-      log.info({ reason }, 'shutting down: readiness off, draining HTTP, finishing in-flight jobs');
-      watcher.close();
-      await closeHttp?.().catch((error: unknown) => log.warn({ err: describeError(error) }, 'HTTP drain'));
-      // Without Redis no job can finish (every step writes to it) and closing connections waits
-      // for a reconnect that may never come: stop at once, bounded; unfinished jobs are retried.
-      const redisAway = outage.isDown() || redis.status !== 'ready';
-      if (redisAway) log.warn({ redis: address }, 'Redis is unreachable: not waiting for in-flight jobs');
-      const bound = redisAway ? UNREACHABLE_CLOSE_MS : Number.POSITIVE_INFINITY;
-      await settleWithin(
-        receiver
-          ?.close()
-          .catch((error: unknown) => log.warn({ err: describeError(error) }, 'receiver close')),
-        bound,
-      );
-      await settleWithin(
-        composed
-          ?.close(redisAway ? 0 : undefined)
-          .catch((error: unknown) => log.warn({ err: describeError(error) }, 'worker close')),
-        bound,
-      );
-      if (redis.status === 'ready') await redis.quit().catch(() => undefined);
-      else redis.disconnect();
-      await tracing?.shutdown();
-      log.info('stopped');
-      resolveStopped(exitCode);
-    })();
-    return stopping;
-  };
-
+/** A Redis that holds another key layout than the config asks for stops the bridge with exit code 2. */
+function stopOnLayoutMismatch(base: BridgeBase, shutdown: Shutdown): void {
+  const { layoutChecked, log, state } = base;
   layoutChecked.catch((error: unknown) => {
     if (!(error instanceof LayoutMismatchError)) return;
     log.error({ code: error.code }, error.message);
-    exitCode = 2;
-    void stop('the Redis key layout does not match the config');
+    state.exitCode = 2;
+    void shutdown.stop('the Redis key layout does not match the config');
   });
-
-  if (options.handleSignals) {
-    let signals = 0;
-    const onSignal = (signal: NodeJS.Signals) => {
-      signals += 1;
-      if (signals > 1) {
-        log.warn(
-          { signal },
-          'second signal: exiting now without waiting (unfinished jobs are retried later)',
-        );
-        process.exit(1);
-      }
-      void stop(signal);
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-    void stopped.then(() => {
-      process.off('SIGTERM', onSignal);
-      process.off('SIGINT', onSignal);
-    });
-  }
-
-  return { url, config: loaded, stop, stopped };
-}
-
-/** Durable-before-ack needs Redis to keep what it took: say so loudly when it may evict keys. */
-async function checkRedisPolicy(redis: RedisClient, log: Logger): Promise<void> {
-  try {
-    const reply = (await redis.config('GET', 'maxmemory-policy')) as string[];
-    const policy = reply[1];
-    if (policy && policy !== 'noeviction') {
-      log.error(
-        { policy },
-        `Redis maxmemory-policy is "${policy}": under memory pressure Redis may EVICT queued events and ` +
-          'dedupe keys, losing or repeating work. Set `maxmemory-policy noeviction` (BullMQ requires it).',
-      );
-    }
-  } catch (error) {
-    log.warn(
-      { err: describeError(error) },
-      'could not read Redis maxmemory-policy (CONFIG may be disabled); make sure it is noeviction',
-    );
-  }
-}
-
-async function healthServer(
-  port: number,
-  host: string,
-  registry: Registry,
-  readiness: () => Promise<string | null>,
-): Promise<Server> {
-  const app = express();
-  app.disable('x-powered-by');
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  app.get('/readyz', async (_req, res) => {
-    const reason = await readiness();
-    if (reason) res.status(503).json({ status: 'unavailable', error: reason });
-    else res.json({ status: 'ready' });
-  });
-  app.get('/metrics', async (_req, res) => {
-    res.set('content-type', registry.contentType).send(await registry.metrics());
-  });
-  app.use((_req, res) => {
-    res
-      .status(404)
-      .json({ success: false, error: 'not found: /healthz, /readyz and /metrics are served here' });
-  });
-  const server = createServer(app);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
-  return server;
-}
-
-/** Rejects when `promise` has not settled within `ms` (a Redis command waiting for a reconnect). */
-function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
-}
-
-/** Waits for `promise` for at most `ms` (never rejects: callers log their own errors). */
-/**
- * TEST ONLY: `CONVO_BRIDGE_TEST_CLOCK_OFFSET_MS` shifts the worker's clock (rules, windows,
- * business-time timers) by that many milliseconds, so an end-to-end test can start a bridge at a
- * chosen wall-clock moment (a Friday evening) and watch a timer fire at a real instant (issue 16).
- * Never set it in production: replies would be judged against a wrong clock.
- */
-export const TEST_CLOCK_ENV = 'CONVO_BRIDGE_TEST_CLOCK_OFFSET_MS';
-
-function testClock(env: NodeJS.ProcessEnv, log: Logger): (() => Date) | undefined {
-  const text = env[TEST_CLOCK_ENV];
-  if (text === undefined || text === '') return undefined;
-  const offset = Number(text);
-  if (!Number.isSafeInteger(offset)) {
-    throw new Error(
-      `${TEST_CLOCK_ENV}=${JSON.stringify(text)} is not a whole number of milliseconds: unset it (it is for tests only)`,
-    );
-  }
-  log.warn({ offsetMs: offset }, `${TEST_CLOCK_ENV} is set: the worker's clock is shifted (tests only)`);
-  return () => new Date(Date.now() + offset);
-}
-
-async function settleWithin(promise: Promise<unknown> | undefined, ms: number): Promise<void> {
-  if (promise === undefined) return;
-  if (!Number.isFinite(ms)) {
-    await promise;
-    return;
-  }
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    promise,
-    new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }

@@ -2,17 +2,17 @@ import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { ConfigError, formatConfigIssue } from '../config/config-error.js';
 import { type LoadedConfig, loadConfig } from '../config/load-config.js';
-import { backtest } from '../record/backtest.js';
+import { type BacktestReport, backtest } from '../record/backtest.js';
 import { readRecordedEvents } from '../record/event-store.js';
 import { compareGolden, GoldenPlanSchema } from '../record/golden-plans.js';
 import { readJsonLines } from '../record/read-jsonl.js';
 import { type RecordedEvent, RecordedEventSchema } from '../record/recorded-event.js';
 import { CliError } from './cli-error.js';
-import { parseSince } from './events-command.js';
 import { EXIT } from './exit-codes.js';
 import { formatBacktest } from './format-backtest.js';
+import type { CliIo } from './io.js';
+import { parseSince } from './parse-since.js';
 import { resolveRedisTarget, runWithRedis } from './redis-target.js';
-import type { CliIo } from './run-cli.js';
 
 const EXAMPLES = `
 Examples:
@@ -28,6 +28,8 @@ what the bridge planned when it ran them (the recorded plans), or --baseline OLD
 Conversations are replayed in arrival order with facts, once-marks, cooldowns, timers and the
 reply window simulated; nothing is sent. Exit 1: --fail-on-change found a change, or --expect a
 difference.`;
+
+type Mismatches = ReturnType<typeof compareGolden>;
 
 interface Options {
   config: string;
@@ -69,114 +71,130 @@ export function registerBacktestCommand(program: Command, io: CliIo): void {
     .option('--redis-url <url>', "with --since: Redis URL; overrides the config's")
     .option('--prefix <prefix>', "with --since: key prefix; overrides the config's redis.prefix")
     .addHelpText('after', EXAMPLES)
-    .action(async (options: Options) => {
-      if ((options.since === undefined) === (options.from === undefined)) {
-        throw new CliError(
-          'say which events: --since 24h (recorded in Redis) or --from events.jsonl, one of them',
-        );
-      }
-      const loaded = await load(options.config, io, '--config');
-      const baseline = options.baseline ? await load(options.baseline, io, '--baseline') : undefined;
-      let lines: RecordedEvent[];
-      if (options.from !== undefined) {
-        const read = await readJsonLines(options.from, RecordedEventSchema, 'a recorded event');
-        if (!read.ok) {
-          throw new CliError(
-            `${read.problems.join('\n')}\n(--from takes JSON Lines as convo-bridge events export writes them)`,
-          );
-        }
-        lines = read.values;
-      } else {
-        const sinceMs = parseSince(options.since);
-        const target = await resolveRedisTarget({
-          config: options.config,
-          ...(options.redisUrl !== undefined ? { redisUrl: options.redisUrl } : {}),
-          ...(options.prefix !== undefined ? { prefix: options.prefix } : {}),
-        });
-        const read = await runWithRedis(target, (redis, layout) =>
-          readRecordedEvents(redis, layout.global, sinceMs !== undefined ? { sinceMs } : {}),
-        );
-        for (const problem of read.problems) io.stderr(`skipped an unreadable recorded event ${problem}\n`);
-        lines = read.events;
-      }
-      if (lines.length === 0) {
-        io.stderr(
-          options.from !== undefined
-            ? `${options.from} holds no events\n`
-            : `no events recorded in the last ${options.since}: is record: { enabled: true } set in the running bridge's config, and is this its Redis and prefix?\n`,
-        );
-      }
-      const redacted = lines.filter((line) => line.redacted.includes('texts')).length;
-      if (redacted > 0) {
-        io.stderr(
-          `warning: ${redacted} event(s) were recorded with record.redact.texts: keyword and regex conditions cannot be judged on them\n`,
-        );
-      }
-      const withoutPlan = lines.filter((line) => line.plan === undefined).length;
-      if (withoutPlan > 0 && !baseline) {
-        throw new CliError(
-          `${withoutPlan} event(s) carry no recorded plan, so there is nothing to compare with: pass --baseline OLD.yaml`,
-        );
-      }
-      const report = backtest(lines, loaded.rules, baseline ? { baseline: baseline.rules } : {});
-      if (options.save !== undefined) {
-        await writeFile(options.save, report.plans.map((p) => `${JSON.stringify(p)}\n`).join('')).catch(
-          (error: unknown) => {
-            throw new CliError(`cannot write ${options.save}: ${(error as Error).message}`, { cause: error });
-          },
-        );
-        io.stderr(`saved the plans of ${report.plans.length} event(s) to ${options.save}\n`);
-      }
-      let mismatches: ReturnType<typeof compareGolden> = [];
-      if (options.expect !== undefined) {
-        const golden = await readJsonLines(
-          options.expect,
-          GoldenPlanSchema,
-          'a saved plan (backtest --save)',
-        );
-        if (!golden.ok) throw new CliError(golden.problems.join('\n'));
-        mismatches = compareGolden(golden.values, report.plans);
-      }
-      if (options.json) {
-        const { plans: _plans, ...rest } = report;
-        io.stdout(
-          `${JSON.stringify({ ...rest, ...(options.expect ? { expectMismatches: mismatches } : {}) }, null, 2)}\n`,
-        );
-      } else {
-        io.stdout(
-          formatBacktest(report, {
-            config: options.config,
-            baseline: options.baseline ? `the rules of ${options.baseline}` : 'the recorded plans',
-          }),
-        );
-        if (options.expect !== undefined) {
-          io.stdout(`\n--expect ${options.expect}: `);
-          if (mismatches.length === 0) io.stdout(`all ${report.plans.length} plan(s) as expected\n`);
-          else {
-            io.stdout(`${mismatches.length} event(s) differ (- expected, + actual)\n`);
-            for (const m of mismatches.slice(0, 20)) {
-              io.stdout(
-                `  #${m.seq} ${m.conversationId} ${JSON.stringify(m.text.slice(0, 60))} (${m.eventKey})\n`,
-              );
-              for (const line of m.diff) io.stdout(`    ${line}\n`);
-            }
-            if (mismatches.length > 20)
-              io.stdout(`  ... and ${mismatches.length - 20} more (--json lists all)\n`);
-          }
-        }
-      }
-      if (mismatches.length > 0) {
-        throw new CliError(`${mismatches.length} event(s) differ from ${options.expect}`, {
-          exitCode: EXIT.invalidInput,
-        });
-      }
-      if (options.failOnChange && (report.changedEvents > 0 || report.escalations.length > 0)) {
-        throw new CliError(
-          `--fail-on-change: ${report.changedEvents} event(s) would be planned differently`,
-          {
-            exitCode: EXIT.invalidInput,
-          },
-        );
-      }
+    .action((options: Options) => runBacktest(options, io));
+}
+
+/** The events to replay: from --from's file, or recorded in the Redis of --config since --since. */
+async function readEvents(options: Options, io: CliIo): Promise<RecordedEvent[]> {
+  if (options.from !== undefined) {
+    const read = await readJsonLines(options.from, RecordedEventSchema, 'a recorded event');
+    if (!read.ok) {
+      throw new CliError(
+        `${read.problems.join('\n')}\n(--from takes JSON Lines as convo-bridge events export writes them)`,
+      );
+    }
+    return read.values;
+  }
+  const sinceMs = parseSince(options.since);
+  const target = await resolveRedisTarget({
+    config: options.config,
+    ...(options.redisUrl !== undefined ? { redisUrl: options.redisUrl } : {}),
+    ...(options.prefix !== undefined ? { prefix: options.prefix } : {}),
+  });
+  const read = await runWithRedis(target, (redis, layout) =>
+    readRecordedEvents(redis, layout.global, sinceMs !== undefined ? { sinceMs } : {}),
+  );
+  for (const problem of read.problems) io.stderr(`skipped an unreadable recorded event ${problem}\n`);
+  return read.events;
+}
+
+/** Says what the events cannot show (none at all, redacted texts); fails when there is nothing to compare. */
+function checkEvents(
+  lines: readonly RecordedEvent[],
+  options: Options,
+  io: CliIo,
+  hasBaseline: boolean,
+): void {
+  if (lines.length === 0) {
+    io.stderr(
+      options.from !== undefined
+        ? `${options.from} holds no events\n`
+        : `no events recorded in the last ${options.since}: is record: { enabled: true } set in the running bridge's config, and is this its Redis and prefix?\n`,
+    );
+  }
+  const redacted = lines.filter((line) => line.redacted.includes('texts')).length;
+  if (redacted > 0) {
+    io.stderr(
+      `warning: ${redacted} event(s) were recorded with record.redact.texts: keyword and regex conditions cannot be judged on them\n`,
+    );
+  }
+  const withoutPlan = lines.filter((line) => line.plan === undefined).length;
+  if (withoutPlan > 0 && !hasBaseline) {
+    throw new CliError(
+      `${withoutPlan} event(s) carry no recorded plan, so there is nothing to compare with: pass --baseline OLD.yaml`,
+    );
+  }
+}
+
+/** `--save FILE`: the new rules' plan of every event, as JSON Lines, for a later --expect. */
+async function savePlans(report: BacktestReport, file: string, io: CliIo): Promise<void> {
+  await writeFile(file, report.plans.map((p) => `${JSON.stringify(p)}\n`).join('')).catch(
+    (error: unknown) => {
+      throw new CliError(`cannot write ${file}: ${(error as Error).message}`, { cause: error });
+    },
+  );
+  io.stderr(`saved the plans of ${report.plans.length} event(s) to ${file}\n`);
+}
+
+/** `--expect FILE`: the events whose plan differs from the one saved by --save. */
+async function compareWithSaved(file: string, report: BacktestReport): Promise<Mismatches> {
+  const golden = await readJsonLines(file, GoldenPlanSchema, 'a saved plan (backtest --save)');
+  if (!golden.ok) throw new CliError(golden.problems.join('\n'));
+  return compareGolden(golden.values, report.plans);
+}
+
+/** The report for people (tables and the --expect differences), or as JSON with --json. */
+function printReport(report: BacktestReport, mismatches: Mismatches, options: Options, io: CliIo): void {
+  if (options.json) {
+    const { plans: _plans, ...rest } = report;
+    io.stdout(
+      `${JSON.stringify({ ...rest, ...(options.expect ? { expectMismatches: mismatches } : {}) }, null, 2)}\n`,
+    );
+    return;
+  }
+  io.stdout(
+    formatBacktest(report, {
+      config: options.config,
+      baseline: options.baseline ? `the rules of ${options.baseline}` : 'the recorded plans',
+    }),
+  );
+  if (options.expect === undefined) return;
+  io.stdout(`\n--expect ${options.expect}: `);
+  if (mismatches.length === 0) {
+    io.stdout(`all ${report.plans.length} plan(s) as expected\n`);
+    return;
+  }
+  io.stdout(`${mismatches.length} event(s) differ (- expected, + actual)\n`);
+  for (const m of mismatches.slice(0, 20)) {
+    io.stdout(`  #${m.seq} ${m.conversationId} ${JSON.stringify(m.text.slice(0, 60))} (${m.eventKey})\n`);
+    for (const line of m.diff) io.stdout(`    ${line}\n`);
+  }
+  if (mismatches.length > 20) io.stdout(`  ... and ${mismatches.length - 20} more (--json lists all)\n`);
+}
+
+/** `convo-bridge backtest`: read the events, replay them under the new rules, report, set the exit code. */
+async function runBacktest(options: Options, io: CliIo): Promise<void> {
+  if ((options.since === undefined) === (options.from === undefined)) {
+    throw new CliError(
+      'say which events: --since 24h (recorded in Redis) or --from events.jsonl, one of them',
+    );
+  }
+  const loaded = await load(options.config, io, '--config');
+  const baseline = options.baseline ? await load(options.baseline, io, '--baseline') : undefined;
+  const lines = await readEvents(options, io);
+  checkEvents(lines, options, io, baseline !== undefined);
+  const report = backtest(lines, loaded.rules, baseline ? { baseline: baseline.rules } : {});
+  if (options.save !== undefined) await savePlans(report, options.save, io);
+  const mismatches = options.expect === undefined ? [] : await compareWithSaved(options.expect, report);
+  printReport(report, mismatches, options, io);
+  if (mismatches.length > 0) {
+    throw new CliError(`${mismatches.length} event(s) differ from ${options.expect}`, {
+      exitCode: EXIT.invalidInput,
     });
+  }
+  if (options.failOnChange && (report.changedEvents > 0 || report.escalations.length > 0)) {
+    throw new CliError(`--fail-on-change: ${report.changedEvents} event(s) would be planned differently`, {
+      exitCode: EXIT.invalidInput,
+    });
+  }
 }

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { DemoError } from '../demo/demo-error.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
-import type { CliIo } from './run-cli.js';
+import type { CliIo } from './io.js';
 
 const HELP = `
 Plays a scripted morning of customer conversations against the platform emulator and shows what

@@ -11,6 +11,9 @@ import {
   retryDeadLetter,
 } from '../worker/dead-letters.js';
 import { CliError } from './cli-error.js';
+import { emptyHint } from './empty-hint.js';
+import { formatTable } from './format-table.js';
+import type { CliIo } from './io.js';
 import {
   addRedisTargetOptions,
   otherPrefixesWith,
@@ -20,27 +23,6 @@ import {
   resolveRedisTarget,
   runWithRedis,
 } from './redis-target.js';
-import type { CliIo } from './run-cli.js';
-
-/** A table with a header row, columns padded to their widest cell. */
-export function formatTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((title, i) =>
-    Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)),
-  );
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
-      .join('  ')
-      .trimEnd();
-  return `${[line(header), ...rows.map(line)].join('\n')}\n`;
-}
-
-/** Where an empty listing looked, and which other prefixes hold entries (the usual mistake). */
-export function emptyHint(what: string, target: RedisTarget, others: readonly string[]): string {
-  const where = `no ${what} under prefix "${target.prefix}" at ${target.address} (from ${target.source})`;
-  if (others.length === 0) return `${where}\n`;
-  return `${where}\nthis Redis has ${what} under prefix ${others.map((p) => `"${p}"`).join(', ')}: pass --prefix ${others[0]}, or --config with the bridge's config\n`;
-}
 
 function row(entry: DeadLetter): string[] {
   return [
@@ -59,6 +41,28 @@ function parseLimit(value: string): number {
     throw new CliError(`--limit must be a whole number from 1 to 10000, not "${value}"`);
   }
   return limit;
+}
+
+/** `dlq list`: a table of the newest dead letters, or a hint where else to look when there are none. */
+async function printDeadLetters(where: RedisTarget, limit: number, json: boolean, io: CliIo): Promise<void> {
+  await runWithRedis(where, async (redis, layout) => {
+    const keys = layout.global;
+    const entries = await listDeadLetters(redis, keys, { limit });
+    if (json) {
+      io.stdout(`${JSON.stringify(entries, null, 2)}\n`);
+      return;
+    }
+    if (entries.length === 0) {
+      const others = await otherPrefixesWith(redis, 'bridge:dead:index', where.prefix);
+      io.stdout(emptyHint('dead letters', where, others));
+      return;
+    }
+    const total = await countDeadLetters(redis, keys);
+    io.stdout(
+      `${total} dead letter(s) under prefix "${where.prefix}" at ${where.address}${total > entries.length ? `, newest ${entries.length} shown` : ''}\n`,
+    );
+    io.stdout(formatTable(['ID', 'FAILED AT', 'QUEUE', 'CODE', 'CONVERSATION', 'REASON'], entries.map(row)));
+  });
 }
 
 /** `convo-bridge dlq list|show ID|retry ID|purge ID|--all`. */
@@ -96,27 +100,7 @@ Examples:
     .option('--json', 'print a JSON array (full entries)')
     .action(async (options: { limit: string; json?: boolean }) => {
       const limit = parseLimit(options.limit);
-      const where = await target();
-      await runWithRedis(where, async (redis, layout) => {
-        const keys = layout.global;
-        const entries = await listDeadLetters(redis, keys, { limit });
-        if (options.json) {
-          io.stdout(`${JSON.stringify(entries, null, 2)}\n`);
-          return;
-        }
-        if (entries.length === 0) {
-          const others = await otherPrefixesWith(redis, 'bridge:dead:index', where.prefix);
-          io.stdout(emptyHint('dead letters', where, others));
-          return;
-        }
-        const total = await countDeadLetters(redis, keys);
-        io.stdout(
-          `${total} dead letter(s) under prefix "${where.prefix}" at ${where.address}${total > entries.length ? `, newest ${entries.length} shown` : ''}\n`,
-        );
-        io.stdout(
-          formatTable(['ID', 'FAILED AT', 'QUEUE', 'CODE', 'CONVERSATION', 'REASON'], entries.map(row)),
-        );
-      });
+      await printDeadLetters(await target(), limit, options.json === true, io);
     });
 
   dlq

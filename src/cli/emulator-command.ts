@@ -4,7 +4,7 @@ import type { EmulatorOptions, WebhookFailure } from '../emulator/emulator-optio
 import type { startEmulator } from '../emulator/start-emulator.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
-import type { CliIo } from './run-cli.js';
+import type { CliIo } from './io.js';
 
 interface EmulatorFlags {
   port: string;
@@ -240,45 +240,48 @@ export function registerEmulatorCommand(program: Command, io: CliIo): void {
       'webhook deliveries kept for GET /_emulator/deliveries (default 10000)',
     )
     .addHelpText('after', EXAMPLES)
-    .action(async (flags: EmulatorFlags) => {
-      // Loaded only when asked for (BullMQ and ioredis stay out of the CLI's start-up otherwise).
-      const clocks =
-        flags.clocksConfig === undefined
-          ? undefined
-          : await (await import('./bridge-clocks-source.js')).bridgeClocksSource(flags.clocksConfig);
-      const options: EmulatorOptions = {
-        ...emulatorOptionsFromFlags(flags),
-        ...(clocks ? { clocks: clocks.clocks } : {}),
-        // Failed deliveries were visible only at /_emulator/deliveries (issue 13, item 9).
-        onWebhookFailure: (failure) => io.stderr(`${describeWebhookFailure(failure)}\n`),
-      };
-      let emulator: Awaited<ReturnType<typeof startEmulator>>;
-      try {
-        const { startEmulator: start } = await import('../emulator/start-emulator.js');
-        emulator = await start(options);
-      } catch (error) {
-        await clocks?.close();
-        if (error instanceof EmulatorError) {
-          throw new CliError(error.message, {
-            exitCode: error.code === 'EMULATOR_LISTEN_FAILED' ? EXIT.unavailable : EXIT.invalidInput,
-            code: error.code,
-            cause: error,
-          });
-        }
-        throw error;
-      }
-      const signal = waitForStopSignal();
-      io.stdout(
-        `convo-bridge emulator (${emulator.form} form) listening on ${emulator.url}\n` +
-          `  inbox:     ${emulator.inboxUrl}\n` +
-          `  admin API: ${emulator.adminUrl}\n` +
-          `  webhooks:  ${options.webhook ? options.webhook.url : '(none; set one with PUT /_emulator/webhook)'}\n` +
-          'Press Ctrl+C to stop.\n',
-      );
-      const received = await signal;
-      await emulator.close();
-      await clocks?.close();
-      io.stdout(`convo-bridge emulator stopped (${received}).\n`);
-      process.exitCode = EXIT.ok;
-    });
+    .action((flags: EmulatorFlags) => runEmulator(flags, io));
+}
+
+/** `convo-bridge emulator`: starts the emulator, prints where it listens, and stops it on a signal. */
+async function runEmulator(flags: EmulatorFlags, io: CliIo): Promise<void> {
+  // Loaded only when asked for (BullMQ and ioredis stay out of the CLI's start-up otherwise).
+  const clocks =
+    flags.clocksConfig === undefined
+      ? undefined
+      : await (await import('./bridge-clocks-source.js')).bridgeClocksSource(flags.clocksConfig);
+  const options: EmulatorOptions = {
+    ...emulatorOptionsFromFlags(flags),
+    ...(clocks ? { clocks: clocks.clocks } : {}),
+    // Failed deliveries were visible only at /_emulator/deliveries (issue 13, item 9).
+    onWebhookFailure: (failure) => io.stderr(`${describeWebhookFailure(failure)}\n`),
+  };
+  let emulator: Awaited<ReturnType<typeof startEmulator>>;
+  try {
+    const { startEmulator: start } = await import('../emulator/start-emulator.js');
+    emulator = await start(options);
+  } catch (error) {
+    await clocks?.close();
+    if (error instanceof EmulatorError) {
+      throw new CliError(error.message, {
+        exitCode: error.code === 'EMULATOR_LISTEN_FAILED' ? EXIT.unavailable : EXIT.invalidInput,
+        code: error.code,
+        cause: error,
+      });
+    }
+    throw error;
+  }
+  const signal = waitForStopSignal();
+  io.stdout(
+    `convo-bridge emulator (${emulator.form} form) listening on ${emulator.url}\n` +
+      `  inbox:     ${emulator.inboxUrl}\n` +
+      `  admin API: ${emulator.adminUrl}\n` +
+      `  webhooks:  ${options.webhook ? options.webhook.url : '(none; set one with PUT /_emulator/webhook)'}\n` +
+      'Press Ctrl+C to stop.\n',
+  );
+  const received = await signal;
+  await emulator.close();
+  await clocks?.close();
+  io.stdout(`convo-bridge emulator stopped (${received}).\n`);
+  process.exitCode = EXIT.ok;
 }

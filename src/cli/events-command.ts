@@ -5,25 +5,19 @@ import { eventId } from '../queue/redis-keys.js';
 import { findRecordedEvent, readRecordedEvents } from '../record/event-store.js';
 import type { RecordedEvent } from '../record/recorded-event.js';
 import { CliError } from './cli-error.js';
-import { emptyHint, formatTable } from './dlq-command.js';
+import { emptyHint } from './empty-hint.js';
+import { formatTable } from './format-table.js';
+import type { CliIo } from './io.js';
+import { parseSince } from './parse-since.js';
 import {
   addRedisTargetOptions,
   otherPrefixesWith,
   REDIS_TARGET_HELP,
+  type RedisTarget,
   type RedisTargetFlags,
   resolveRedisTarget,
   runWithRedis,
 } from './redis-target.js';
-import type { CliIo } from './run-cli.js';
-
-/** `--since 24h`: the instant that long before now (ms). */
-export function parseSince(value: string | undefined, now = Date.now()): number | undefined {
-  if (value === undefined) return undefined;
-  const ms = parseDuration(value);
-  if (ms === undefined)
-    throw new CliError(`--since ${JSON.stringify(value)} is not a duration: write e.g. 30m, 24h or 7d`);
-  return now - ms;
-}
 
 function parseLimit(value: string): number {
   const limit = Number(value);
@@ -49,6 +43,40 @@ function row(e: RecordedEvent): string[] {
     actions || '-',
     JSON.stringify(e.event.text.replace(/\s+/g, ' ').slice(0, 40)),
   ];
+}
+
+/** `events list`: a table of the newest recorded events, or a hint where else to look when there are none. */
+async function listEvents(
+  where: RedisTarget,
+  read: { limit: number; sinceMs?: number },
+  options: { since?: string; json?: boolean },
+  io: CliIo,
+): Promise<void> {
+  await runWithRedis(where, async (redis, layout) => {
+    const keys = layout.global;
+    const result = await readRecordedEvents(redis, keys, read);
+    for (const problem of result.problems) io.stderr(`skipped an unreadable recorded event ${problem}\n`);
+    if (options.json) {
+      io.stdout(`${JSON.stringify(result.events, null, 2)}\n`);
+      return;
+    }
+    if (result.events.length === 0) {
+      const others = await otherPrefixesWith(redis, 'bridge:recorded:index', where.prefix);
+      io.stdout(emptyHint('recorded events', where, others));
+      io.stdout('(events are recorded while the config has record: { enabled: true })\n');
+      return;
+    }
+    const total = await redis.zcard(keys.recordedIndex);
+    io.stdout(
+      `${total} recorded event(s) under prefix "${where.prefix}" at ${where.address}${total > result.events.length ? `, ${result.events.length} shown` : ''}${options.since ? ` (last ${formatDuration(parseDuration(options.since) ?? 0)})` : ''}\n`,
+    );
+    io.stdout(
+      formatTable(
+        ['SEQ', 'EVALUATED AT', 'KIND', 'CONVERSATION', 'MATCHED', 'ACTIONS', 'TEXT'],
+        result.events.map(row),
+      ),
+    );
+  });
 }
 
 /** `convo-bridge events list|show|export`: the events a bridge recorded (`record.enabled`). */
@@ -80,35 +108,8 @@ Examples:
     .action(async (options: { since?: string; limit: string; json?: boolean }) => {
       const sinceMs = parseSince(options.since);
       const limit = parseLimit(options.limit);
-      const where = await target();
-      await runWithRedis(where, async (redis, layout) => {
-        const keys = layout.global;
-        const result = await readRecordedEvents(redis, keys, {
-          limit,
-          ...(sinceMs !== undefined ? { sinceMs } : {}),
-        });
-        for (const problem of result.problems) io.stderr(`skipped an unreadable recorded event ${problem}\n`);
-        if (options.json) {
-          io.stdout(`${JSON.stringify(result.events, null, 2)}\n`);
-          return;
-        }
-        if (result.events.length === 0) {
-          const others = await otherPrefixesWith(redis, 'bridge:recorded:index', where.prefix);
-          io.stdout(emptyHint('recorded events', where, others));
-          io.stdout('(events are recorded while the config has record: { enabled: true })\n');
-          return;
-        }
-        const total = await redis.zcard(keys.recordedIndex);
-        io.stdout(
-          `${total} recorded event(s) under prefix "${where.prefix}" at ${where.address}${total > result.events.length ? `, ${result.events.length} shown` : ''}${options.since ? ` (last ${formatDuration(parseDuration(options.since) ?? 0)})` : ''}\n`,
-        );
-        io.stdout(
-          formatTable(
-            ['SEQ', 'EVALUATED AT', 'KIND', 'CONVERSATION', 'MATCHED', 'ACTIONS', 'TEXT'],
-            result.events.map(row),
-          ),
-        );
-      });
+      const read = { limit, ...(sinceMs !== undefined ? { sinceMs } : {}) };
+      await listEvents(await target(), read, options, io);
     });
 
   events

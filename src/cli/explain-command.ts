@@ -13,7 +13,7 @@ import { formatPlan } from '../rules/format-plan.js';
 import type { ConversationFacts } from '../rules/plan.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
-import type { CliIo } from './run-cli.js';
+import type { CliIo } from './io.js';
 
 const EXAMPLES = `
 Examples:

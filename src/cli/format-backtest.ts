@@ -1,5 +1,5 @@
 import type { BacktestReport, Example } from '../record/backtest.js';
-import { formatTable } from './dlq-command.js';
+import { formatTable } from './format-table.js';
 
 function ex(examples: readonly Example[]): string {
   return examples

@@ -14,8 +14,10 @@ import { RECEIVER_DEFAULTS } from '../receive/receiver-defaults.js';
 import { ReceiverError } from '../receive/receiver-errors.js';
 import { replayQuarantined } from '../receive/replay-quarantined.js';
 import { CliError } from './cli-error.js';
-import { emptyHint, formatTable } from './dlq-command.js';
+import { emptyHint } from './empty-hint.js';
 import { EXIT } from './exit-codes.js';
+import { formatTable } from './format-table.js';
+import type { CliIo } from './io.js';
 import {
   addRedisTargetOptions,
   otherPrefixesWith,
@@ -25,7 +27,6 @@ import {
   resolveRedisTarget,
   runWithRedis,
 } from './redis-target.js';
-import type { CliIo } from './run-cli.js';
 
 const EXAMPLES = `
 ${REDIS_TARGET_HELP}
@@ -68,6 +69,29 @@ function row(entry: QuarantineEntry): string[] {
   ];
 }
 
+/** `quarantine list`: a table of the newest entries, or a hint where else to look when there are none. */
+async function listEntries(where: RedisTarget, limit: number, json: boolean, io: CliIo): Promise<void> {
+  await withStore(where, async (store) => {
+    const entries = await listQuarantine(store, { limit });
+    if (json) {
+      io.stdout(`${JSON.stringify(entries, null, 2)}\n`);
+      return;
+    }
+    if (entries.length === 0) {
+      const others = await otherPrefixesWith(store.redis, 'bridge:quarantine', where.prefix);
+      io.stdout(emptyHint('quarantined bodies', where, others));
+      return;
+    }
+    const total = await countQuarantine(store);
+    io.stdout(
+      `${total} quarantined ${total === 1 ? 'body' : 'bodies'} under prefix "${where.prefix}" at ${where.address}${total > entries.length ? `, newest ${entries.length} shown` : ''}\n`,
+    );
+    io.stdout(
+      formatTable(['ID', 'RECEIVED AT', 'REASON', 'EVENT', 'CONVERSATION', 'SIZE', 'WHY'], entries.map(row)),
+    );
+  });
+}
+
 /** `convo-bridge quarantine list|show ID|replay ID|purge ID|--all`. */
 export function registerQuarantineCommand(program: Command, io: CliIo): void {
   const quarantine = addRedisTargetOptions(
@@ -87,29 +111,7 @@ export function registerQuarantineCommand(program: Command, io: CliIo): void {
       if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) {
         throw new CliError(`--limit must be a whole number from 1 to 10000, not "${flags.limit}"`);
       }
-      const where = await target();
-      await withStore(where, async (store) => {
-        const entries = await listQuarantine(store, { limit });
-        if (flags.json) {
-          io.stdout(`${JSON.stringify(entries, null, 2)}\n`);
-          return;
-        }
-        if (entries.length === 0) {
-          const others = await otherPrefixesWith(store.redis, 'bridge:quarantine', where.prefix);
-          io.stdout(emptyHint('quarantined bodies', where, others));
-          return;
-        }
-        const total = await countQuarantine(store);
-        io.stdout(
-          `${total} quarantined ${total === 1 ? 'body' : 'bodies'} under prefix "${where.prefix}" at ${where.address}${total > entries.length ? `, newest ${entries.length} shown` : ''}\n`,
-        );
-        io.stdout(
-          formatTable(
-            ['ID', 'RECEIVED AT', 'REASON', 'EVENT', 'CONVERSATION', 'SIZE', 'WHY'],
-            entries.map(row),
-          ),
-        );
-      });
+      await listEntries(await target(), limit, flags.json === true, io);
     });
 
   quarantine

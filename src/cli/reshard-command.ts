@@ -4,13 +4,13 @@ import { describeStored, readStoredLayout } from '../queue/layout-record.js';
 import { ReshardError, reshard, reshardObstacles } from '../queue/reshard.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
+import type { CliIo } from './io.js';
 import {
   addRedisTargetOptions,
   type RedisTargetFlags,
   resolveRedisTarget,
   runWithRedis,
 } from './redis-target.js';
-import type { CliIo } from './run-cli.js';
 
 /** `convo-bridge reshard`: change redis.shards by draining first (issue 14, point 3). */
 export function registerReshardCommand(program: Command, io: CliIo): void {

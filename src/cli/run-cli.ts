@@ -3,17 +3,8 @@ import { ConvoBridgeError, describeError } from '../base/errors.js';
 import { packageVersion } from '../base/package-version.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
+import { type CliIo, defaultIo } from './io.js';
 import { registerCommands } from './register-commands.js';
-
-export interface CliIo {
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-}
-
-const defaultIo: CliIo = {
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
-};
 
 export function buildProgram(io: CliIo = defaultIo): Command {
   const program = new Command('convo-bridge')

@@ -4,7 +4,7 @@ import { ConfigError } from '../config/config-error.js';
 import { resolveConfigPath } from '../config/resolve-config-path.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
-import type { CliIo } from './run-cli.js';
+import type { CliIo } from './io.js';
 
 const MODES: { mode: BridgeMode; description: string; example: string }[] = [
   {
@@ -26,7 +26,7 @@ const MODES: { mode: BridgeMode; description: string; example: string }[] = [
 
 /**
  * `start`, `serve` and `work`: the long-running commands. They share options and one runner
- * (src/run/run-bridge.ts), so they live in one file. They return when the bridge has stopped
+ * (src/bridge/run-bridge.ts), so they live in one file. They return when the bridge has stopped
  * (SIGTERM or SIGINT: graceful; a second signal forces).
  */
 export function registerRunCommands(program: Command, io: CliIo): void {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { configJsonSchema } from '../config/config-json-schema.js';
 import { rulesTestJsonSchema } from '../rules-test/rules-test-schema.js';
-import type { CliIo } from './run-cli.js';
+import type { CliIo } from './io.js';
 
 const EXAMPLES = `
 Examples:

@@ -9,7 +9,7 @@ import {
 } from '../demo/test-webhook-payload.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
-import type { CliIo } from './run-cli.js';
+import type { CliIo } from './io.js';
 
 const EXAMPLES = `
 Examples:

@@ -6,7 +6,7 @@ import { formatTestResults } from '../rules-test/format-test-results.js';
 import { type FileResult, runRuleTestFile } from '../rules-test/run-rule-tests.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
-import type { CliIo } from './run-cli.js';
+import type { CliIo } from './io.js';
 
 const EXAMPLES = `
 Examples:

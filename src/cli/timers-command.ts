@@ -2,7 +2,9 @@ import { Queue } from 'bullmq';
 import type { Command } from 'commander';
 import { QUEUE_NAMES } from '../queue/redis-keys.js';
 import { type ConversationClocks, listConversationClocks } from '../worker/list-timers.js';
-import { emptyHint, formatTable } from './dlq-command.js';
+import { emptyHint } from './empty-hint.js';
+import { formatTable } from './format-table.js';
+import type { CliIo } from './io.js';
 import {
   addRedisTargetOptions,
   otherPrefixesWith,
@@ -10,7 +12,6 @@ import {
   resolveRedisTarget,
   runWithRedis,
 } from './redis-target.js';
-import type { CliIo } from './run-cli.js';
 
 function rows(clocks: readonly ConversationClocks[]): string[][] {
   return clocks.flatMap((c) => {

@@ -9,8 +9,8 @@ import { describeTracing, resolveTracing } from '../observe/tracing-settings.js'
 import { CliError } from './cli-error.js';
 import { describeRedisConfig } from './describe-redis.js';
 import { EXIT } from './exit-codes.js';
+import type { CliIo } from './io.js';
 import { redactUrl } from './redact-url.js';
-import type { CliIo } from './run-cli.js';
 
 const EXAMPLES = `
 Examples:
