@@ -20,7 +20,8 @@ import type { EmulatorAdmin } from './emulator-admin.js';
 import { EmulatorError } from './emulator-error.js';
 import { escapeHtml } from './escape-html.js';
 import { FaultSpecSchema } from './faults.js';
-import { INBOX_PATH, type InboxClocks, renderInboxPage } from './inbox-page.js';
+import type { InboxClocks } from './inbox-clocks.js';
+import { INBOX_PATH, renderInboxPage } from './inbox-page.js';
 
 /**
  * The admin API under /_emulator/ (no platform authentication: it is the test harness's and the

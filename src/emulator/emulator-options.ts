@@ -3,14 +3,11 @@ import { z } from 'zod';
 import type { ApiForm } from './channels.js';
 import type { DeliveryMode } from './delivery-progress.js';
 import { EmulatorError } from './emulator-error.js';
-import type { InboxClocks } from './inbox-page.js';
+import type { InboxClocks } from './inbox-clocks.js';
 import type { RateLimitConfig } from './platform-api.js';
 import type { LinkPolicy } from './split-links.js';
+import type { WebhookFailure } from './webhook-dispatcher.js';
 
-/**
- * Options of `startEmulator` (and, through the CLI, of `convo-bridge emulator`). Validated once here;
- * everything inside uses the resolved shape.
- */
 function isHttpUrl(value: string): boolean {
   try {
     const url = new URL(value);
@@ -23,6 +20,10 @@ function isHttpUrl(value: string): boolean {
 const nonEmpty = z.string().trim().min(1);
 const positiveInt = z.number().int().positive();
 
+/**
+ * Options of `startEmulator` (and, through the CLI, of `convo-bridge emulator`). Validated once here;
+ * everything inside uses the resolved shape.
+ */
 export const EmulatorOptionsSchema = z.strictObject({
   /** TCP port on 127.0.0.1; 0 picks a free one. */
   port: z.number().int().min(0).max(65_535).default(0),
@@ -125,20 +126,6 @@ export const EmulatorOptionsSchema = z.strictObject({
     .optional(),
 });
 export type EmulatorOptions = z.input<typeof EmulatorOptionsSchema>;
-
-/** One failed webhook attempt, as the emulator reports it. */
-export interface WebhookFailure {
-  deliveryId: string;
-  event: string;
-  conversationId: string;
-  url: string;
-  attempt: number;
-  maxAttempts: number;
-  /** Why: "ECONNREFUSED", "HTTP 404: ...", "the answer is not a JSON body with success: true". */
-  error: string;
-  /** Milliseconds until the next attempt; null when this was the last one (the delivery failed). */
-  retryInMs: number | null;
-}
 
 export interface ResolvedEmulatorOptions {
   readonly port: number;
