@@ -72,16 +72,6 @@ export class EmulatorAdmin {
   private stormSecret: string | undefined;
   private requestSeq = 0;
 
-  /** The bridge's clocks of a conversation, when the emulator was given a source (inbox page). */
-  async clocks(conversationId: string): Promise<InboxClocks | null> {
-    return this.options.clocks ? this.options.clocks(conversationId) : null;
-  }
-
-  /** Now, on the emulator's clock (ms). */
-  nowMs(): number {
-    return this.options.now();
-  }
-
   constructor(
     private readonly options: ResolvedEmulatorOptions,
     private readonly initialSeed: SeedData | undefined,
@@ -170,7 +160,17 @@ export class EmulatorAdmin {
     this.requestLog.push({ seq: this.requestSeq, ...record });
   }
 
-  // ---- overview ----
+  // ---- overview (the admin API's state, the inbox page) ----
+
+  /** The bridge's clocks of a conversation, when the emulator was given a source (inbox page). */
+  async clocks(conversationId: string): Promise<InboxClocks | null> {
+    return this.options.clocks ? this.options.clocks(conversationId) : null;
+  }
+
+  /** Now, on the emulator's clock (ms). */
+  nowMs(): number {
+    return this.options.now();
+  }
 
   summary() {
     return {
