@@ -21,18 +21,17 @@ export type { DemoResult, RunDemoOptions } from './demo/run-demo.js';
 export { runDemo } from './demo/run-demo.js';
 export type { TestEvent, TestWebhookOptions, WebhookForm } from './demo/test-webhook-payload.js';
 export { buildTestWebhook, TEST_EVENTS } from './demo/test-webhook-payload.js';
-export type { ChannelType } from './emulator/channels.js';
-export { CHANNEL_TYPES } from './emulator/channels.js';
-export type { ConversationStatus } from './emulator/conversation-status.js';
-export { CONVERSATION_STATUSES } from './emulator/conversation-status.js';
 export type {
   ApiRequestRecord,
   ConversationDetail,
   ConversationView,
-  CustomerMessageInput,
-  EmulatorAdmin,
   MessageView,
-} from './emulator/emulator-admin.js';
+} from './emulator/admin-views.js';
+export type { ChannelType } from './emulator/channels.js';
+export { CHANNEL_TYPES } from './emulator/channels.js';
+export type { ConversationStatus } from './emulator/conversation-status.js';
+export { CONVERSATION_STATUSES } from './emulator/conversation-status.js';
+export type { CustomerMessageInput, EmulatorAdmin } from './emulator/emulator-admin.js';
 export { EmulatorError } from './emulator/emulator-error.js';
 export type { EmulatorOptions } from './emulator/emulator-options.js';
 export type { ActiveFault, FaultSpecInput } from './emulator/faults.js';

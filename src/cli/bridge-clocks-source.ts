@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import type { InboxClocks } from '../emulator/inbox-page.js';
+import type { InboxClocks } from '../emulator/inbox-clocks.js';
 import { layoutFor } from '../queue/key-layout.js';
 import { QUEUE_NAMES } from '../queue/redis-keys.js';
 import { createRedisClient } from '../redis/redis-connection.js';

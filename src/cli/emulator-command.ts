@@ -1,7 +1,8 @@
 import { type Command, Option } from 'commander';
 import { EmulatorError } from '../emulator/emulator-error.js';
-import type { EmulatorOptions, WebhookFailure } from '../emulator/emulator-options.js';
+import type { EmulatorOptions } from '../emulator/emulator-options.js';
 import type { startEmulator } from '../emulator/start-emulator.js';
+import type { WebhookFailure } from '../emulator/webhook-dispatcher.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
 import type { CliIo } from './io.js';

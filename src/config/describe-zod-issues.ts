@@ -31,6 +31,16 @@ export function describeZodIssues(
   return out;
 }
 
+type Issue<C extends z.core.$ZodIssue['code']> = Extract<z.core.$ZodIssue, { code: C }>;
+
+/** Where an issue is, and whether its value may be shown. */
+interface IssuePlace {
+  readonly path: ConfigPath;
+  /** The path in words, `config` at the root. */
+  readonly label: string;
+  readonly hideValue: boolean;
+}
+
 function collect(
   issue: z.core.$ZodIssue,
   prefix: ConfigPath,
@@ -41,18 +51,11 @@ function collect(
   const where = path.join('.');
   const label = where === '' ? 'config' : where;
   const hideValue = SECRET_PATH.test(where) || (options.hideValueAt?.(path) ?? false);
+  const place: IssuePlace = { path, label, hideValue };
   switch (issue.code) {
-    case 'invalid_key': {
-      // A record's key failed its own schema (`destinations: { "bad name": ... }`): zod's message
-      // is "Invalid key in record"; the key schema's own message says what a key may be.
-      const inner = issue.issues.map((i) => i.message).find((m) => !m.startsWith('Invalid'));
-      out.push({
-        path,
-        atKey: true,
-        message: `${label}: ${inner ?? `${JSON.stringify(String(path[path.length - 1] ?? ''))} is not allowed as a key here`}`,
-      });
+    case 'invalid_key':
+      out.push(describeInvalidKey(issue, place));
       return;
-    }
     case 'unrecognized_keys':
       for (const key of issue.keys) {
         out.push({
@@ -62,76 +65,19 @@ function collect(
         });
       }
       return;
-    case 'invalid_union': {
-      // Report the branch that got furthest into the value: `on: [message_in, typo]` fails in the
-      // list branch at index 1, which says more than "expected a string".
-      const branches = issue.errors.filter((b) => b.length > 0);
-      const deepest = branches
-        .map((branch) => ({ branch, depth: Math.max(...branch.map((i) => i.path.length)) }))
-        .sort((a, b) => b.depth - a.depth)[0];
-      if (deepest && deepest.depth > 0) {
-        for (const inner of deepest.branch) collect(inner, path, out, options);
-        return;
-      }
-      const input = 'input' in issue ? issue.input : undefined;
-      if (!issue.message.startsWith('Invalid input')) {
-        out.push({
-          path,
-          atKey: false,
-          message: `${label}: ${issue.message}, got ${describeValue(input, hideValue)}`,
-        });
-        return;
-      }
-      const expected = [
-        ...new Set(
-          branches.flatMap((b) =>
-            b.map((i) => (i.code === 'invalid_type' ? article(i.expected) : valueList(i))).filter(Boolean),
-          ),
-        ),
-      ];
-      out.push({
-        path,
-        atKey: false,
-        message: `${label}: expected ${expected.join(' or ') || 'a different value'}, got ${describeValue(input, hideValue)}`,
-      });
+    case 'invalid_union':
+      collectUnion(issue, place, out, options);
       return;
-    }
-    case 'invalid_type': {
-      const input = 'input' in issue ? issue.input : undefined;
-      if (input === undefined) {
-        out.push({ path, atKey: false, message: `${label}: is required (${article(issue.expected)})` });
-      } else {
-        out.push({
-          path,
-          atKey: false,
-          message: `${label}: expected ${issue.message.startsWith('Invalid input') ? article(issue.expected) : issue.message.replace(/^expected /, '')}, got ${describeValue(input, hideValue)}`,
-        });
-      }
+    case 'invalid_type':
+      out.push(describeInvalidType(issue, place));
       return;
-    }
-    case 'invalid_value': {
-      const input = 'input' in issue ? issue.input : undefined;
-      const custom = !issue.message.startsWith('Invalid');
-      out.push({
-        path,
-        atKey: false,
-        message: custom
-          ? `${label}: ${issue.message}`
-          : `${label}: must be ${valueList(issue)}, got ${describeValue(input, hideValue)}`,
-      });
+    case 'invalid_value':
+      out.push(describeInvalidValue(issue, place));
       return;
-    }
     case 'too_small':
-    case 'too_big': {
-      const generic = /^Too (small|big)/.test(issue.message);
-      let message = issue.message;
-      if (generic) {
-        const bound = issue.code === 'too_small' ? issue.minimum : issue.maximum;
-        message = issue.code === 'too_small' ? `must be at least ${bound}` : `must be at most ${bound}`;
-      }
-      out.push({ path, atKey: false, message: `${label}: ${message}` });
+    case 'too_big':
+      out.push(describeOutOfBounds(issue, place));
       return;
-    }
     default: {
       // "expected a duration ..." says more with what was written.
       const input = 'input' in issue ? issue.input : undefined;
@@ -142,6 +88,99 @@ function collect(
       out.push({ path, atKey: false, message: `${label}: ${issue.message}${got}` });
     }
   }
+}
+
+function describeInvalidKey(issue: Issue<'invalid_key'>, { path, label }: IssuePlace): SchemaProblem {
+  // A record's key failed its own schema (`destinations: { "bad name": ... }`): zod's message
+  // is "Invalid key in record"; the key schema's own message says what a key may be.
+  const inner = issue.issues.map((i) => i.message).find((m) => !m.startsWith('Invalid'));
+  return {
+    path,
+    atKey: true,
+    message: `${label}: ${inner ?? `${JSON.stringify(String(path[path.length - 1] ?? ''))} is not allowed as a key here`}`,
+  };
+}
+
+function collectUnion(
+  issue: Issue<'invalid_union'>,
+  { path, label, hideValue }: IssuePlace,
+  out: SchemaProblem[],
+  options: DescribeOptions,
+): void {
+  // Report the branch that got furthest into the value: `on: [message_in, typo]` fails in the
+  // list branch at index 1, which says more than "expected a string".
+  const branches = issue.errors.filter((b) => b.length > 0);
+  const deepest = branches
+    .map((branch) => ({ branch, depth: Math.max(...branch.map((i) => i.path.length)) }))
+    .sort((a, b) => b.depth - a.depth)[0];
+  if (deepest && deepest.depth > 0) {
+    for (const inner of deepest.branch) collect(inner, path, out, options);
+    return;
+  }
+  const input = 'input' in issue ? issue.input : undefined;
+  if (!issue.message.startsWith('Invalid input')) {
+    out.push({
+      path,
+      atKey: false,
+      message: `${label}: ${issue.message}, got ${describeValue(input, hideValue)}`,
+    });
+    return;
+  }
+  const expected = [
+    ...new Set(
+      branches.flatMap((b) =>
+        b.map((i) => (i.code === 'invalid_type' ? article(i.expected) : valueList(i))).filter(Boolean),
+      ),
+    ),
+  ];
+  out.push({
+    path,
+    atKey: false,
+    message: `${label}: expected ${expected.join(' or ') || 'a different value'}, got ${describeValue(input, hideValue)}`,
+  });
+}
+
+function describeInvalidType(
+  issue: Issue<'invalid_type'>,
+  { path, label, hideValue }: IssuePlace,
+): SchemaProblem {
+  const input = 'input' in issue ? issue.input : undefined;
+  if (input === undefined) {
+    return { path, atKey: false, message: `${label}: is required (${article(issue.expected)})` };
+  }
+  return {
+    path,
+    atKey: false,
+    message: `${label}: expected ${issue.message.startsWith('Invalid input') ? article(issue.expected) : issue.message.replace(/^expected /, '')}, got ${describeValue(input, hideValue)}`,
+  };
+}
+
+function describeInvalidValue(
+  issue: Issue<'invalid_value'>,
+  { path, label, hideValue }: IssuePlace,
+): SchemaProblem {
+  const input = 'input' in issue ? issue.input : undefined;
+  const custom = !issue.message.startsWith('Invalid');
+  return {
+    path,
+    atKey: false,
+    message: custom
+      ? `${label}: ${issue.message}`
+      : `${label}: must be ${valueList(issue)}, got ${describeValue(input, hideValue)}`,
+  };
+}
+
+function describeOutOfBounds(
+  issue: Issue<'too_small' | 'too_big'>,
+  { path, label }: IssuePlace,
+): SchemaProblem {
+  const generic = /^Too (small|big)/.test(issue.message);
+  let message = issue.message;
+  if (generic) {
+    const bound = issue.code === 'too_small' ? issue.minimum : issue.maximum;
+    message = issue.code === 'too_small' ? `must be at least ${bound}` : `must be at most ${bound}`;
+  }
+  return { path, atKey: false, message: `${label}: ${message}` };
 }
 
 function valueList(issue: z.core.$ZodIssue): string {

@@ -1,4 +1,4 @@
-import type { ApiRequestRecord, ConversationDetail, MessageView } from '../emulator/emulator-admin.js';
+import type { ApiRequestRecord, ConversationDetail, MessageView } from '../emulator/admin-views.js';
 import type { CrmDelivery } from './crm-sink.js';
 import { type DemoConversation, type EffectMatch, type ExpectedEffect, TIMER_NOTE } from './demo-script.js';
 

@@ -1,24 +1,28 @@
 import { randomUUID } from 'node:crypto';
-import { formatWib } from '../base/wib-time.js';
+import {
+  type ApiRequestRecord,
+  type ConversationDetail,
+  type ConversationView,
+  type MessageView,
+  toConversationView,
+  toMessageView,
+} from './admin-views.js';
 import type { PlatformCredentials } from './authenticate-request.js';
 import { BoundedLog } from './bounded-log.js';
-import type { ApiForm, ChannelType } from './channels.js';
-import type { ConversationMode, ConversationStatus } from './conversation-status.js';
+import type { ApiForm } from './channels.js';
+import type { ConversationStatus } from './conversation-status.js';
 import { DeliveryProgress } from './delivery-progress.js';
 import { EmulatorError } from './emulator-error.js';
 import type { ResolvedEmulatorOptions } from './emulator-options.js';
 import {
-  type ConversationRecord,
   type DeliveryStatus,
   EmulatorState,
   type MediaType,
   type MessageContent,
-  type MessageOrigin,
   type NewConversation,
-  type StoredMessage,
 } from './emulator-state.js';
 import { type ActiveFault, type FaultPlan, FaultRegistry, type FaultSpecInput } from './faults.js';
-import type { InboxClocks } from './inbox-page.js';
+import type { InboxClocks } from './inbox-clocks.js';
 import { MOMENT_HINT, parseMoment } from './parse-moment.js';
 import type { PlatformContext } from './platform-api.js';
 import type { EndpointName } from './platform-routes.js';
@@ -31,71 +35,6 @@ import {
   type WebhookTarget,
 } from './webhook-dispatcher.js';
 import { buildHandoverPayload, buildWebhookPayload } from './webhook-payload.js';
-
-/** One platform API request as the emulator saw it (admin: GET /_emulator/requests). */
-export interface ApiRequestRecord {
-  readonly seq: number;
-  /** ISO-8601 time it arrived. */
-  readonly at: string;
-  readonly method: string;
-  /** Path and query as sent. */
-  readonly path: string;
-  /** The operation, or null for an unknown route. */
-  readonly endpoint: EndpointName | null;
-  readonly authenticated: boolean;
-  /** The auth scheme used, or why authentication failed (never a secret). */
-  readonly auth: string;
-  /** HTTP status answered; null when the connection was dropped. */
-  readonly httpStatus: number | null;
-  /** `rc` of an error body; null on success. */
-  readonly rc: number | null;
-  readonly errorMsg: string | null;
-  /** Ids of the injected faults that fired on it. */
-  readonly faults: readonly string[];
-  /** The parsed JSON body of a POST (null otherwise). */
-  readonly body: unknown;
-  readonly durationMs: number;
-}
-
-export interface MessageView {
-  readonly id: number;
-  readonly messageId: string;
-  readonly conversationId: string;
-  readonly origin: MessageOrigin;
-  readonly sender: string;
-  readonly senderName: string;
-  readonly type: string;
-  /** The text, or the file URL of a media message. */
-  readonly text: string;
-  readonly caption: string;
-  readonly mimeType: string;
-  /** WIB, `YYYY-MM-DD HH:MM:SS`. */
-  readonly sentAt: string;
-  readonly sentAtIso: string;
-  readonly deliveryStatus: DeliveryStatus;
-  readonly replyToMessageId: string | null;
-  readonly isNote: boolean;
-}
-
-export interface ConversationView {
-  readonly id: string;
-  readonly label: string;
-  readonly channel: { readonly type: ChannelType; readonly id: string; readonly name: string };
-  readonly status: ConversationStatus;
-  readonly mode: ConversationMode;
-  readonly needHuman: boolean;
-  readonly agentName: string | null;
-  readonly aiMarksHandled: boolean;
-  readonly createdAt: string;
-  readonly lastCustomerMessageAt: string | null;
-  readonly messageCount: number;
-  readonly lastMessage: MessageView | null;
-}
-
-export interface ConversationDetail extends ConversationView {
-  readonly messages: readonly MessageView[];
-  readonly notes: readonly MessageView[];
-}
 
 export interface CustomerMessageInput {
   readonly text?: string | undefined;
@@ -110,47 +49,6 @@ export interface CustomerMessageInput {
   /** When the customer sent it (epoch ms, ISO with zone, WIB, or an age like `25h`); now when omitted. */
   readonly at?: string | number | undefined;
   readonly senderName?: string | undefined;
-}
-
-export function toMessageView(message: StoredMessage): MessageView {
-  return {
-    id: message.id,
-    messageId: message.messageId,
-    conversationId: message.conversationId,
-    origin: message.origin,
-    sender: message.sender,
-    senderName: message.senderName,
-    type: message.type,
-    text: message.body,
-    caption: message.caption,
-    mimeType: message.mimeType,
-    sentAt: formatWib(new Date(message.sentAtMs)),
-    sentAtIso: new Date(message.sentAtMs).toISOString(),
-    deliveryStatus: message.deliveryStatus,
-    replyToMessageId: message.replyToMessageId,
-    isNote: message.isNote,
-  };
-}
-
-export function toConversationView(conversation: ConversationRecord): ConversationView {
-  const last = conversation.messages.at(-1);
-  return {
-    id: conversation.id,
-    label: conversation.label,
-    channel: conversation.channel,
-    status: conversation.status,
-    mode: conversation.mode,
-    needHuman: conversation.needHuman,
-    agentName: conversation.agentName,
-    aiMarksHandled: conversation.aiMarksHandled,
-    createdAt: new Date(conversation.createdAtMs).toISOString(),
-    lastCustomerMessageAt:
-      conversation.lastCustomerMessageAtMs === null
-        ? null
-        : new Date(conversation.lastCustomerMessageAtMs).toISOString(),
-    messageCount: conversation.messages.length,
-    lastMessage: last ? toMessageView(last) : null,
-  };
 }
 
 /**
@@ -173,16 +71,6 @@ export class EmulatorAdmin {
   private apiFeatureOn: boolean;
   private stormSecret: string | undefined;
   private requestSeq = 0;
-
-  /** The bridge's clocks of a conversation, when the emulator was given a source (inbox page). */
-  async clocks(conversationId: string): Promise<InboxClocks | null> {
-    return this.options.clocks ? this.options.clocks(conversationId) : null;
-  }
-
-  /** Now, on the emulator's clock (ms). */
-  nowMs(): number {
-    return this.options.now();
-  }
 
   constructor(
     private readonly options: ResolvedEmulatorOptions,
@@ -272,7 +160,17 @@ export class EmulatorAdmin {
     this.requestLog.push({ seq: this.requestSeq, ...record });
   }
 
-  // ---- overview ----
+  // ---- overview (the admin API's state, the inbox page) ----
+
+  /** The bridge's clocks of a conversation, when the emulator was given a source (inbox page). */
+  async clocks(conversationId: string): Promise<InboxClocks | null> {
+    return this.options.clocks ? this.options.clocks(conversationId) : null;
+  }
+
+  /** Now, on the emulator's clock (ms). */
+  nowMs(): number {
+    return this.options.now();
+  }
 
   summary() {
     return {

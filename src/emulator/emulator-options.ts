@@ -1,16 +1,11 @@
 import { randomInt } from 'node:crypto';
 import { z } from 'zod';
-import type { ApiForm } from './channels.js';
 import type { DeliveryMode } from './delivery-progress.js';
 import { EmulatorError } from './emulator-error.js';
-import type { InboxClocks } from './inbox-page.js';
+import type { InboxClocks } from './inbox-clocks.js';
 import type { RateLimitConfig } from './platform-api.js';
-import type { LinkPolicy } from './split-links.js';
+import type { WebhookFailure, WebhookTarget } from './webhook-dispatcher.js';
 
-/**
- * Options of `startEmulator` (and, through the CLI, of `convo-bridge emulator`). Validated once here;
- * everything inside uses the resolved shape.
- */
 function isHttpUrl(value: string): boolean {
   try {
     const url = new URL(value);
@@ -23,6 +18,10 @@ function isHttpUrl(value: string): boolean {
 const nonEmpty = z.string().trim().min(1);
 const positiveInt = z.number().int().positive();
 
+/**
+ * Options of `startEmulator` (and, through the CLI, of `convo-bridge emulator`). Validated once here;
+ * everything inside uses the resolved shape.
+ */
 export const EmulatorOptionsSchema = z.strictObject({
   /** TCP port on 127.0.0.1; 0 picks a free one. */
   port: z.number().int().min(0).max(65_535).default(0),
@@ -126,51 +125,24 @@ export const EmulatorOptionsSchema = z.strictObject({
 });
 export type EmulatorOptions = z.input<typeof EmulatorOptionsSchema>;
 
-/** One failed webhook attempt, as the emulator reports it. */
-export interface WebhookFailure {
-  deliveryId: string;
-  event: string;
-  conversationId: string;
-  url: string;
-  attempt: number;
-  maxAttempts: number;
-  /** Why: "ECONNREFUSED", "HTTP 404: ...", "the answer is not a JSON body with success: true". */
-  error: string;
-  /** Milliseconds until the next attempt; null when this was the last one (the delivery failed). */
-  retryInMs: number | null;
-}
-
-export interface ResolvedEmulatorOptions {
-  readonly port: number;
-  readonly host: string;
-  readonly form: ApiForm;
-  readonly businessId: string;
-  readonly secret: string;
-  readonly businessName: string;
-  readonly owner: { readonly id: string; readonly name: string };
-  readonly ai: { readonly id: string; readonly name: string; readonly label: string };
-  readonly defaultAgentName: string;
-  readonly aiMarksHandled: boolean;
-  readonly echoApiSends: boolean;
-  readonly webhook: { readonly url: string; readonly secret: string } | undefined;
-  readonly handoverWebhook: { readonly url: string; readonly secret: string } | undefined;
-  readonly apiFeature: boolean;
-  readonly webhookRetryDelaysMs: readonly number[];
-  readonly webhookTimeoutMs: number;
-  readonly rateLimit: RateLimitConfig | undefined;
-  readonly delivery: DeliveryMode;
-  readonly finalDeliveryStatus: 'delivered' | 'read';
-  readonly links: LinkPolicy | undefined;
-  readonly seed: number;
-  readonly seedData: unknown;
-  readonly seedFile: string | undefined;
-  readonly requestLogSize: number;
-  readonly deliveryLogSize: number;
-  readonly version: string;
-  readonly now: () => number;
-  readonly clocks: ((conversationId: string) => Promise<InboxClocks | null>) | undefined;
-  readonly onWebhookFailure: ((failure: WebhookFailure) => void) | undefined;
-}
+/**
+ * The options as everything inside uses them: the schema's output with its defaults, and the few
+ * fields resolved here (webhook secrets, the form's rate limit, the delivery mode, the seed, the
+ * clock). A new option needs only its line in the schema.
+ */
+export type ResolvedEmulatorOptions = Readonly<
+  Omit<
+    z.output<typeof EmulatorOptionsSchema>,
+    'webhook' | 'handoverWebhook' | 'rateLimit' | 'delivery' | 'seed' | 'now'
+  > & {
+    webhook: WebhookTarget | undefined;
+    handoverWebhook: WebhookTarget | undefined;
+    rateLimit: RateLimitConfig | undefined;
+    delivery: DeliveryMode;
+    seed: number;
+    now: () => number;
+  }
+>;
 
 /** The earlier form's limits (spec, "Limits"). */
 export const EARLIER_FORM_RATE_LIMIT: RateLimitConfig = {
@@ -200,38 +172,16 @@ export function resolveEmulatorOptions(input: unknown): ResolvedEmulatorOptions 
       ? { kind: o.delivery }
       : { kind: 'tick', stepMs: o.delivery.stepMs };
   return {
-    port: o.port,
-    host: o.host,
-    form: o.form,
-    businessId: o.businessId,
-    secret: o.secret,
-    businessName: o.businessName,
-    owner: o.owner,
-    ai: o.ai,
-    defaultAgentName: o.defaultAgentName,
-    aiMarksHandled: o.aiMarksHandled,
-    echoApiSends: o.echoApiSends,
+    ...o,
     webhook:
       o.webhook === undefined ? undefined : { url: o.webhook.url, secret: o.webhook.secret ?? o.secret },
     handoverWebhook:
       o.handoverWebhook === undefined
         ? undefined
         : { url: o.handoverWebhook.url, secret: o.handoverWebhook.secret ?? o.secret },
-    apiFeature: o.apiFeature,
-    webhookRetryDelaysMs: o.webhookRetryDelaysMs,
-    webhookTimeoutMs: o.webhookTimeoutMs,
     rateLimit,
     delivery,
-    finalDeliveryStatus: o.finalDeliveryStatus,
-    links: o.links,
     seed: o.seed ?? randomInt(0, 0xffff_ffff),
-    seedData: o.seedData,
-    seedFile: o.seedFile,
-    requestLogSize: o.requestLogSize,
-    deliveryLogSize: o.deliveryLogSize,
-    version: o.version,
     now: o.now ?? Date.now,
-    clocks: o.clocks,
-    onWebhookFailure: o.onWebhookFailure,
   };
 }

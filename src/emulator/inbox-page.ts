@@ -1,7 +1,8 @@
+import type { ConversationDetail, ConversationView, MessageView } from './admin-views.js';
 import { type ApiForm, hasReplyWindow, REPLY_WINDOW_MS } from './channels.js';
 import { CONVERSATION_STATUSES, type ConversationStatus } from './conversation-status.js';
-import type { ConversationDetail, ConversationView, MessageView } from './emulator-admin.js';
 import { escapeHtml } from './escape-html.js';
+import type { InboxClocks } from './inbox-clocks.js';
 
 /**
  * The emulator's inbox page: a server-rendered stand-in for the platform's dashboard. Pure: a model
@@ -23,26 +24,6 @@ export interface InboxPageModel {
   readonly clocks?: InboxClocks | null | undefined;
   /** Now on the emulator's clock (ms), for the platform's own reply window. */
   readonly nowMs?: number | undefined;
-}
-
-/**
- * What a bridge says about a conversation's clocks (issue 16): its pending timers and when it
- * thinks the reply window closes. A structural shape of the emulator's own: it imports nothing
- * from the bridge.
- */
-export interface InboxClocks {
-  readonly timers: readonly {
-    readonly rule: string;
-    readonly trigger: string;
-    readonly dueAt: string;
-    readonly dueLocal: string | null;
-    readonly state: string;
-  }[];
-  readonly window: {
-    readonly applies: boolean;
-    readonly closesAt: string | null;
-    readonly closesLocal: string | null;
-  };
 }
 
 export const INBOX_PATH = '/_emulator/inbox';

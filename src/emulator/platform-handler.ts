@@ -11,11 +11,6 @@ import {
 } from './platform-api.js';
 import { matchPlatformRoute } from './platform-routes.js';
 
-/**
- * The Express adapter of the platform API: reads the body, applies injected faults around the pure
- * operation (platform-api.ts), writes the reply or drops the socket, and records the request.
- * Nothing is logged to the console: at benchmark rates that alone would be the bottleneck.
- */
 const BODY_LIMIT_BYTES = 1024 * 1024;
 
 interface BodyRead {
@@ -52,6 +47,11 @@ function send(res: Response, reply: ApiReply): void {
   res.json(reply.body);
 }
 
+/**
+ * The Express adapter of the platform API: reads the body, applies injected faults around the pure
+ * operation (platform-api.ts), writes the reply or drops the socket, and records the request.
+ * Nothing is logged to the console: at benchmark rates that alone would be the bottleneck.
+ */
 export function createPlatformHandler(admin: EmulatorAdmin, closing: AbortSignal) {
   const context = admin.platformContext();
   const wait = async (ms: number) => {

@@ -1,16 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describeError } from '../base/errors.js';
 import { EmulatorError } from './emulator-error.js';
-import type { WebhookFailure } from './emulator-options.js';
 import type { WebhookPayload } from './webhook-payload.js';
 
-/**
- * Sends webhook events to the configured receiver (messaging-service-interface.md, "Events"):
- * the secret in `Authorization`, success only when the answer is a JSON body with `success: true`
- * (the HTTP status is ignored), at most 4 attempts with configurable delays, every attempt
- * recorded. Deliveries of one conversation go out one after another, in order; conversations do
- * not wait for each other, and nothing here blocks the API (enqueue returns at once).
- */
 export interface WebhookTarget {
   readonly url: string;
   readonly secret: string;
@@ -54,6 +46,20 @@ export interface DeliveryLogEntry extends DeliveryAttempt {
   readonly conversationId: string;
 }
 
+/** One failed webhook attempt, as the emulator reports it. */
+export interface WebhookFailure {
+  deliveryId: string;
+  event: string;
+  conversationId: string;
+  url: string;
+  attempt: number;
+  maxAttempts: number;
+  /** Why: "ECONNREFUSED", "HTTP 404: ...", "the answer is not a JSON body with success: true". */
+  error: string;
+  /** Milliseconds until the next attempt; null when this was the last one (the delivery failed). */
+  retryInMs: number | null;
+}
+
 export interface WebhookDispatcherOptions {
   /** Read before every attempt, so the target can change at run time. */
   readonly target: () => WebhookTarget | undefined;
@@ -73,6 +79,13 @@ const BODY_KEEP = 2000;
 /** How far eviction looks for a finished delivery to drop before giving up (bounds the work per enqueue). */
 const EVICT_SCAN = 64;
 
+/**
+ * Sends webhook events to the configured receiver (messaging-service-interface.md, "Events"):
+ * the secret in `Authorization`, success only when the answer is a JSON body with `success: true`
+ * (the HTTP status is ignored), at most 4 attempts with configurable delays, every attempt
+ * recorded. Deliveries of one conversation go out one after another, in order; conversations do
+ * not wait for each other, and nothing here blocks the API (enqueue returns at once).
+ */
 export class WebhookDispatcher {
   private readonly records = new Map<string, DeliveryRecord>();
   private readonly queues = new Map<string, DeliveryRecord[]>();

@@ -92,10 +92,14 @@ export interface StartTracingOptions {
   warn?: (message: string) => void;
 }
 
-export function startTracing(
+/**
+ * Sets up the SDK: the resource, the SDK's warnings, the OTLP exporter behind a batch processor,
+ * and the global context manager, propagator and tracer provider.
+ */
+function installSdk(
   settings: Extract<TracingSettings, { enabled: true }>,
   options: StartTracingOptions,
-): BridgeTracing {
+): BasicTracerProvider {
   const resource = detectResources({ detectors: [envDetector] }).merge(
     resourceFromAttributes({
       [ATTR_SERVICE_NAME]: settings.serviceName,
@@ -113,15 +117,35 @@ export function startTracing(
   context.setGlobalContextManager(contextManager);
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(provider);
-  const tracer = provider.getTracer(TRACER_NAME, options.version);
-  const bullmq = new BullMQOtel({ tracerName: 'bullmq', version: options.version });
+  return provider;
+}
 
-  const start = (name: string, kind: SpanKind, attributes: Attributes, parent?: Context, links?: Link[]) =>
-    tracer.startSpan(name, { kind, attributes, ...(links ? { links } : {}) }, parent ?? context.active());
+/** Exports what is left, waiting at most `boundMs`, then takes the SDK's globals down. */
+async function shutdownSdk(provider: BasicTracerProvider, boundMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    provider.shutdown().catch(() => undefined),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, boundMs);
+    }),
+  ]).finally(() => clearTimeout(timer));
+  trace.disable();
+  propagation.disable();
+  context.disable();
+  diag.disable();
+}
 
-  let closing: Promise<void> | undefined;
+type StartSpan = (
+  name: string,
+  kind: SpanKind,
+  attributes: Attributes,
+  parent?: Context,
+  links?: Link[],
+) => Span;
+
+/** The receiver's spans: `webhook receive`, and `queue store` around storing one event. */
+function receiverSpans(start: StartSpan): Pick<BridgeTracing, 'webhook' | 'store'> {
   return {
-    bullmq,
     webhook(head) {
       const parent = propagation.extract(ROOT_CONTEXT, head.headers);
       return handle(
@@ -136,10 +160,6 @@ export function startTracing(
           parent,
         ),
       );
-    },
-    within(traced, fn) {
-      const span = spans.get(traced);
-      return span ? context.with(trace.setSpan(context.active(), span), fn) : fn();
     },
     async store(event, ingest, outcome) {
       const span = start('queue store', SpanKind.PRODUCER, {
@@ -161,6 +181,12 @@ export function startTracing(
         traced.end();
       }
     },
+  };
+}
+
+/** The worker's spans: `event process`, and one per HTTP attempt to the platform or a forward. */
+function workerSpans(start: StartSpan): Pick<BridgeTracing, 'processEvent' | 'platformCall' | 'forwardCall'> {
+  return {
     async processEvent(item, run, facts) {
       const parent = item.trace ? propagation.extract(ROOT_CONTEXT, item.trace) : ROOT_CONTEXT;
       // The job's own span (BullMQ's `process events`), when there is one, is linked, not the parent.
@@ -205,21 +231,31 @@ export function startTracing(
         }),
       );
     },
+  };
+}
+
+export function startTracing(
+  settings: Extract<TracingSettings, { enabled: true }>,
+  options: StartTracingOptions,
+): BridgeTracing {
+  const provider = installSdk(settings, options);
+  const tracer = provider.getTracer(TRACER_NAME, options.version);
+  const bullmq = new BullMQOtel({ tracerName: 'bullmq', version: options.version });
+
+  const start: StartSpan = (name, kind, attributes, parent, links) =>
+    tracer.startSpan(name, { kind, attributes, ...(links ? { links } : {}) }, parent ?? context.active());
+
+  let closing: Promise<void> | undefined;
+  return {
+    bullmq,
+    ...receiverSpans(start),
+    within(traced, fn) {
+      const span = spans.get(traced);
+      return span ? context.with(trace.setSpan(context.active(), span), fn) : fn();
+    },
+    ...workerSpans(start),
     shutdown() {
-      closing ??= (async () => {
-        const bound = options.shutdownTimeoutMs ?? 3_000;
-        let timer: NodeJS.Timeout | undefined;
-        await Promise.race([
-          provider.shutdown().catch(() => undefined),
-          new Promise<void>((resolve) => {
-            timer = setTimeout(resolve, bound);
-          }),
-        ]).finally(() => clearTimeout(timer));
-        trace.disable();
-        propagation.disable();
-        context.disable();
-        diag.disable();
-      })();
+      closing ??= shutdownSdk(provider, options.shutdownTimeoutMs ?? 3_000);
       return closing;
     },
   };

@@ -3,7 +3,7 @@ import { formatDuration } from '../base/duration.js';
 import { EVENT_KINDS, type EventKind } from '../events/conversation-event.js';
 import { type BusinessHours, compileBusinessHours } from './business-hours.js';
 import { engineMatchValues } from './engine-values.js';
-import { createKeywordIndexBuilder, type KeywordIndex } from './keyword-index.js';
+import { createKeywordIndexBuilder, type KeywordIndex, type KeywordIndexBuilder } from './keyword-index.js';
 import type { RuleOutcome } from './plan.js';
 import type { ActionConfig, ConditionConfig, TimerClock } from './rule-schema.js';
 import type { ChannelConfig, ChannelKind, RuleConfig, RulesSettings } from './rules-settings-schema.js';
@@ -96,145 +96,206 @@ export interface CompileProblem {
 
 type Path = (string | number)[];
 
-export function compileRules(config: RulesSettings): { rules: CompiledRules; problems: CompileProblem[] } {
-  const problems: CompileProblem[] = [];
-  const keywords = createKeywordIndexBuilder();
-  const destinations = Object.keys(config.destinations);
+/**
+ * What every pass shares: the whole config, the keyword index being built (keywords get their ids
+ * in the order the rules name them) and the problems found so far, in the order they are found.
+ */
+interface CompileContext {
+  readonly config: RulesSettings;
+  readonly destinations: readonly string[];
+  readonly keywords: KeywordIndexBuilder;
+  readonly problems: CompileProblem[];
+}
 
-  const compileAction = (
-    action: ActionConfig,
-    path: Path,
-    uses: ConditionUses | null,
-  ): CompiledAction | null => {
-    const template = (source: string, at: Path): CompiledTemplate | undefined => {
-      const compiled = compileTemplate(source);
-      if ('errors' in compiled) {
-        for (const message of compiled.errors)
-          problems.push({ path: at, message: `${at.join('.')}: ${message}` });
-        return undefined;
-      }
-      if (uses) checkMatchFields(compiled, at, uses, problems, null);
-      return compiled;
-    };
-    switch (action.type) {
-      case 'note': {
-        const t = template(action.text, [...path, 'note']);
-        return t ? { type: 'note', template: t } : null;
-      }
-      case 'need_human':
-        return { type: 'need_human' };
-      case 'forward':
-        if (!destinations.includes(action.destination)) {
-          problems.push({
-            path: [...path, 'forward'],
-            message: `${[...path, 'forward'].join('.')}: unknown destination "${action.destination}": define it under destinations:${destinations.length > 0 ? ` (defined: ${destinations.join(', ')})` : ''}`,
-          });
-          return null;
+/** A template of an action; its `match.*` fields are checked against the rule's tests (`uses`). */
+function compileActionTemplate(
+  source: string,
+  at: Path,
+  uses: ConditionUses | null,
+  problems: CompileProblem[],
+): CompiledTemplate | undefined {
+  const compiled = compileTemplate(source);
+  if ('errors' in compiled) {
+    for (const message of compiled.errors)
+      problems.push({ path: at, message: `${at.join('.')}: ${message}` });
+    return undefined;
+  }
+  if (uses) checkMatchFields(compiled, at, uses, problems, null);
+  return compiled;
+}
+
+function compileReply(
+  r: Extract<ActionConfig, { type: 'reply' }>['reply'],
+  path: Path,
+  uses: ConditionUses | null,
+  problems: CompileProblem[],
+): CompiledAction {
+  const text =
+    r.text !== undefined
+      ? compileActionTemplate(r.text, [...path, 'reply', 'text'], uses, problems)
+      : undefined;
+  const caption =
+    r.media?.caption !== undefined
+      ? compileActionTemplate(r.media.caption, [...path, 'reply', 'media', 'caption'], uses, problems)
+      : undefined;
+  return {
+    type: 'reply',
+    text: text ?? null,
+    media: r.media
+      ? {
+          url: r.media.url,
+          type: r.media.type,
+          name: r.media.name,
+          caption,
+          mimeType: r.media.mimeType,
         }
-        return { type: 'forward', destination: action.destination };
-      case 'reply': {
-        const r = action.reply;
-        const text = r.text !== undefined ? template(r.text, [...path, 'reply', 'text']) : undefined;
-        const caption =
-          r.media?.caption !== undefined
-            ? template(r.media.caption, [...path, 'reply', 'media', 'caption'])
-            : undefined;
-        return {
-          type: 'reply',
-          text: text ?? null,
-          media: r.media
-            ? {
-                url: r.media.url,
-                type: r.media.type,
-                name: r.media.name,
-                caption,
-                mimeType: r.media.mimeType,
-              }
-            : null,
-          onceMs: r.oncePerConversationMs ?? null,
-          replyToMessage: r.replyToMessage,
-        };
-      }
-      case 'after':
-        if (action.clock === 'business' && !config.businessHours) {
-          problems.push({
-            path: [...path, 'clock'],
-            message: `${[...path, 'clock'].join('.')}: clock: business counts open business hours, but the config has no business_hours section; add one with weekly: hours`,
-          });
-        }
-        return {
-          type: 'after',
-          delayMs: action.delayMs,
-          unless: action.unless,
-          clock: action.clock,
-          actions: action.actions
-            .map((child, j) => compileAction(child, [...path, 'then', j], uses))
-            .filter((a): a is CompiledAction => a !== null),
-        };
-    }
+      : null,
+    onceMs: r.oncePerConversationMs ?? null,
+    replyToMessage: r.replyToMessage,
   };
+}
 
-  // reply_window.when_closed: checked once without a rule; `match.*` is checked per rule below.
+/** One action (an `after`'s actions too); null, with the problem recorded, when it cannot run. */
+function compileAction(
+  action: ActionConfig,
+  path: Path,
+  uses: ConditionUses | null,
+  ctx: CompileContext,
+): CompiledAction | null {
+  const { config, destinations, problems } = ctx;
+  switch (action.type) {
+    case 'note': {
+      const t = compileActionTemplate(action.text, [...path, 'note'], uses, problems);
+      return t ? { type: 'note', template: t } : null;
+    }
+    case 'need_human':
+      return { type: 'need_human' };
+    case 'forward':
+      if (!destinations.includes(action.destination)) {
+        problems.push({
+          path: [...path, 'forward'],
+          message: `${[...path, 'forward'].join('.')}: unknown destination "${action.destination}": define it under destinations:${destinations.length > 0 ? ` (defined: ${destinations.join(', ')})` : ''}`,
+        });
+        return null;
+      }
+      return { type: 'forward', destination: action.destination };
+    case 'reply':
+      return compileReply(action.reply, path, uses, problems);
+    case 'after':
+      if (action.clock === 'business' && !config.businessHours) {
+        problems.push({
+          path: [...path, 'clock'],
+          message: `${[...path, 'clock'].join('.')}: clock: business counts open business hours, but the config has no business_hours section; add one with weekly: hours`,
+        });
+      }
+      return {
+        type: 'after',
+        delayMs: action.delayMs,
+        unless: action.unless,
+        clock: action.clock,
+        actions: compileActions(action.actions, path, uses, ctx),
+      };
+  }
+}
+
+/** The actions of a rule or of an `after` (`<path>.then.<j>`), those that can run. */
+function compileActions(
+  actions: readonly ActionConfig[],
+  path: Path,
+  uses: ConditionUses | null,
+  ctx: CompileContext,
+): CompiledAction[] {
+  return actions
+    .map((action, j) => compileAction(action, [...path, 'then', j], uses, ctx))
+    .filter((a): a is CompiledAction => a !== null);
+}
+
+/** reply_window.when_closed: checked once without a rule; `match.*` is checked per rule (compileRule). */
+function compileWhenClosed(ctx: CompileContext): CompiledAction[] {
   const whenClosed: CompiledAction[] = [];
-  config.replyWindow.whenClosed.forEach((action, k) => {
+  ctx.config.replyWindow.whenClosed.forEach((action, k) => {
     const path: Path = ['reply_window', 'when_closed', k];
     if (action.type === 'reply') {
-      problems.push({
+      ctx.problems.push({
         path: [...path, 'reply'],
         message: `${path.join('.')}.reply: when_closed runs because a reply cannot be sent; use note, need_human or forward`,
       });
       return;
     }
-    const compiled = compileAction(action, path, null);
+    const compiled = compileAction(action, path, null, ctx);
     if (compiled) whenClosed.push(compiled);
   });
+  return whenClosed;
+}
 
-  const seenNames = new Map<string, number>();
-  const rules: CompiledRule[] = config.rules.map((rule, index) => {
-    const path: Path = ['rules', index];
-    const earlier = seenNames.get(rule.name);
-    if (earlier !== undefined) {
-      problems.push({
-        path: [...path, 'name'],
-        message: `rules.${index}.name: "${rule.name}" is already the name of rules.${earlier}: names must be unique (they key once-marks and cooldowns)`,
-      });
-    } else {
-      seenNames.set(rule.name, index);
+/** A rule that replies may run when_closed's actions: their `match.*` fields need this rule's tests. */
+function checkWhenClosedFor(rule: RuleConfig, uses: ConditionUses, ctx: CompileContext): void {
+  ctx.config.replyWindow.whenClosed.forEach((action, k) => {
+    const at: Path = ['reply_window', 'when_closed', k];
+    for (const [source, p] of actionTemplates(action, at)) {
+      const compiled = compileTemplate(source);
+      if (!('errors' in compiled)) checkMatchFields(compiled, p, uses, ctx.problems, rule.name);
     }
-    const uses: ConditionUses = { keywords: false, regex: false };
-    const condition = rule.if
-      ? compileCondition(rule.if, [...path, 'if'], { config, keywords, problems, uses })
-      : null;
-    const actions = rule.actions
-      .map((action, j) => compileAction(action, [...path, 'then', j], uses))
-      .filter((a): a is CompiledAction => a !== null);
-    if (hasReply(actions)) {
-      config.replyWindow.whenClosed.forEach((action, k) => {
-        const at: Path = ['reply_window', 'when_closed', k];
-        for (const [source, p] of actionTemplates(action, at)) {
-          const compiled = compileTemplate(source);
-          if (!('errors' in compiled)) checkMatchFields(compiled, p, uses, problems, rule.name);
-        }
-      });
-    }
-    const on = new Set(rule.on.filter((kind): kind is EventKind => kind !== 'window_closing'));
-    const windowClosingBeforeMs = rule.on.includes('window_closing') ? (rule.beforeMs ?? 0) : null;
-    checkClockRule(rule, index, windowClosingBeforeMs, config, problems);
-    return {
-      index,
-      name: rule.name,
-      on,
-      onText: rule.on.join(', '),
-      windowClosingBeforeMs,
-      condition,
-      actions,
-      stop: rule.stop,
-      cooldownMs: rule.cooldownMs ?? null,
-      gate: condition ? keywordGate(condition) : null,
-    };
   });
+}
 
-  const keywordIndex = keywords.build();
+/** One rule: unique name, condition, actions, then what only the whole config can tell about it. */
+function compileRule(
+  rule: RuleConfig,
+  index: number,
+  seenNames: Map<string, number>,
+  ctx: CompileContext,
+): CompiledRule {
+  const { config, keywords, problems } = ctx;
+  const path: Path = ['rules', index];
+  const earlier = seenNames.get(rule.name);
+  if (earlier !== undefined) {
+    problems.push({
+      path: [...path, 'name'],
+      message: `rules.${index}.name: "${rule.name}" is already the name of rules.${earlier}: names must be unique (they key once-marks and cooldowns)`,
+    });
+  } else {
+    seenNames.set(rule.name, index);
+  }
+  const uses: ConditionUses = { keywords: false, regex: false };
+  const condition = rule.if
+    ? compileCondition(rule.if, [...path, 'if'], { config, keywords, problems, uses })
+    : null;
+  const actions = compileActions(rule.actions, path, uses, ctx);
+  if (hasReply(actions)) checkWhenClosedFor(rule, uses, ctx);
+  const on = new Set(rule.on.filter((kind): kind is EventKind => kind !== 'window_closing'));
+  const windowClosingBeforeMs = rule.on.includes('window_closing') ? (rule.beforeMs ?? 0) : null;
+  checkClockRule(rule, index, windowClosingBeforeMs, config, problems);
+  return {
+    index,
+    name: rule.name,
+    on,
+    onText: rule.on.join(', '),
+    windowClosingBeforeMs,
+    condition,
+    actions,
+    stop: rule.stop,
+    cooldownMs: rule.cooldownMs ?? null,
+    gate: condition ? keywordGate(condition) : null,
+  };
+}
+
+/**
+ * The passes: reply_window.when_closed, then each rule in order (which fills the keyword index),
+ * then the keyword index and, per event kind, which rules to evaluate. Problems come in that order.
+ */
+export function compileRules(config: RulesSettings): { rules: CompiledRules; problems: CompileProblem[] } {
+  const ctx: CompileContext = {
+    config,
+    destinations: Object.keys(config.destinations),
+    keywords: createKeywordIndexBuilder(),
+    problems: [],
+  };
+  const whenClosed = compileWhenClosed(ctx);
+  const seenNames = new Map<string, number>();
+  const rules: CompiledRule[] = config.rules.map((rule, index) => compileRule(rule, index, seenNames, ctx));
+
+  const keywordIndex = ctx.keywords.build();
   const byKind = Object.fromEntries(
     EVENT_KINDS.map((kind) => [kind, buildKindTable(kind, rules, keywordIndex)]),
   ) as Record<EventKind, KindTable>;
@@ -252,7 +313,7 @@ export function compileRules(config: RulesSettings): { rules: CompiledRules; pro
       windowClosing: rules.filter((r) => r.windowClosingBeforeMs !== null).map((r) => r.index),
       byKind,
     },
-    problems,
+    problems: ctx.problems,
   };
 }
 
@@ -310,7 +371,7 @@ interface ConditionUses {
 
 interface ConditionContext {
   config: RulesSettings;
-  keywords: ReturnType<typeof createKeywordIndexBuilder>;
+  keywords: KeywordIndexBuilder;
   problems: CompileProblem[];
   uses: ConditionUses;
 }

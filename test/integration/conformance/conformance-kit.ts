@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
-import type { ApiRequestRecord } from '../../../src/emulator/emulator-admin.js';
+import type { ApiRequestRecord } from '../../../src/emulator/admin-views.js';
 import type { EmulatorOptions } from '../../../src/emulator/emulator-options.js';
 import { type EmulatorHandle, startEmulator } from '../../../src/emulator/start-emulator.js';
 import type { PlatformClientOptions } from '../../../src/platform/client-options.js';

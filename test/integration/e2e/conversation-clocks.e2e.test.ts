@@ -2,7 +2,7 @@ import { Queue } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../src/base/wait-for.js';
 import { TEST_CLOCK_ENV } from '../../../src/bridge/test-clock.js';
-import type { InboxClocks } from '../../../src/emulator/inbox-page.js';
+import type { InboxClocks } from '../../../src/emulator/inbox-clocks.js';
 import { QUEUE_NAMES } from '../../../src/queue/redis-keys.js';
 import { type ConversationClocks, listConversationClocks } from '../../../src/worker/list-timers.js';
 import { exampleConfig } from '../../support/bridge-harness.js';

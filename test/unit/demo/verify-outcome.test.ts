@@ -2,11 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { CrmDelivery } from '../../../src/demo/crm-sink.js';
 import { DEMO_CONVERSATIONS, type DemoConversation, TIMER_NOTE } from '../../../src/demo/demo-script.js';
 import { observeConversation } from '../../../src/demo/verify-outcome.js';
-import type {
-  ApiRequestRecord,
-  ConversationDetail,
-  MessageView,
-} from '../../../src/emulator/emulator-admin.js';
+import type { ApiRequestRecord, ConversationDetail, MessageView } from '../../../src/emulator/admin-views.js';
 
 function conversation(id: string): DemoConversation {
   const found = DEMO_CONVERSATIONS.find((c) => c.id === id);

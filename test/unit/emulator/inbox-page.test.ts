@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ConversationDetail } from '../../../src/emulator/emulator-admin.js';
+import type { ConversationDetail } from '../../../src/emulator/admin-views.js';
 import { escapeHtml } from '../../../src/emulator/escape-html.js';
 import { renderInboxPage } from '../../../src/emulator/inbox-page.js';
 
