@@ -10,16 +10,16 @@ import type { RedisClient } from '../redis/redis-client.js';
 import { createRedisClient } from '../redis/redis-connection.js';
 import type { CompiledRules } from '../rules/compile-rules.js';
 import { unmappedChannelAdvice } from '../rules/default-channel-kind.js';
-import { createCallBudget } from '../worker/call-budget.js';
+import { classifyPlatformError, platformPort } from '../worker/adapters/platform-adapter.js';
+import { type RulesPortOptions, rulesPort } from '../worker/adapters/rules-adapter.js';
+import { createWorkerMetrics, type WorkerMetrics } from '../worker/adapters/worker-metrics.js';
 import {
   type BridgeWorker,
   createBridgeWorker,
   DEFAULT_WORKER_SETTINGS,
 } from '../worker/create-bridge-worker.js';
-import { classifyPlatformError, platformPort } from '../worker/platform-adapter.js';
+import { createCallBudget } from '../worker/failures/call-budget.js';
 import type { RulesPort } from '../worker/ports.js';
-import { type RulesPortOptions, rulesPort } from '../worker/rules-adapter.js';
-import { createWorkerMetrics, type WorkerMetrics } from '../worker/worker-metrics.js';
 
 export interface ComposedWorker {
   worker: BridgeWorker;

@@ -17,7 +17,7 @@ import type { ActiveFault } from '../emulator/faults.js';
 import { type EmulatorHandle, startEmulator } from '../emulator/start-emulator.js';
 import { createLogger } from '../observe/logger.js';
 import { bridgeKeys, QUEUE_NAMES } from '../queue/redis-keys.js';
-import { countDeadLetters } from '../worker/dead-letters.js';
+import { countDeadLetters } from '../worker/failures/dead-letters.js';
 import { type CrmSink, startCrmSink } from './crm-sink.js';
 import { createDemoClock } from './demo-clock.js';
 import { DemoError } from './demo-error.js';

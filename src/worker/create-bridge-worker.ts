@@ -7,15 +7,19 @@ import { createKeyLayout, type KeyLayout, type QueueShard } from '../queue/key-l
 import { type BridgeKeys, QUEUE_NAMES } from '../queue/redis-keys.js';
 import type { RedisClient } from '../redis/redis-client.js';
 import { createRedisClient, type RedisTopology, singleRedis } from '../redis/redis-connection.js';
-import { jobRetryDelay } from './backoff.js';
-import type { PlatformErrorClassifier } from './classify-failure.js';
-import { createEventSlots } from './event-slots.js';
-import type { FailurePolicySettings } from './job-failure-policy.js';
+import { createWorkerMetrics, type WorkerMetrics } from './adapters/worker-metrics.js';
+import { jobRetryDelay } from './failures/backoff.js';
+import type { PlatformErrorClassifier } from './failures/classify-failure.js';
+import type { FailurePolicySettings } from './failures/job-failure-policy.js';
 import type { EventRecorder, ForwardPort, PlatformPort, RulesPort } from './ports.js';
-import { type EventProcessorDeps, type EventProcessorSettings, processEventJob } from './process-event.js';
-import { processTimerJob } from './process-timer.js';
-import { createTimerScheduler } from './timers.js';
-import { createWorkerMetrics, type WorkerMetrics } from './worker-metrics.js';
+import { createEventSlots } from './processor/event-slots.js';
+import {
+  type EventProcessorDeps,
+  type EventProcessorSettings,
+  processEventJob,
+} from './processor/process-event.js';
+import { processTimerJob } from './processor/process-timer.js';
+import { createTimerScheduler } from './timers/timers.js';
 
 export interface BridgeWorkerSettings extends EventProcessorSettings, FailurePolicySettings {
   concurrency: number;

@@ -6,10 +6,10 @@ import { parseConfigText } from '../../../src/config/load-config.js';
 import type { ConversationEvent } from '../../../src/events/conversation-event.js';
 import { ingestBatch } from '../../../src/queue/ingest-event.js';
 import { bridgeKeys } from '../../../src/queue/redis-keys.js';
+import { rulesPort } from '../../../src/worker/adapters/rules-adapter.js';
 import { type BridgeWorker, createBridgeWorker } from '../../../src/worker/create-bridge-worker.js';
-import { countDeadLetters, listDeadLetters } from '../../../src/worker/dead-letters.js';
+import { countDeadLetters, listDeadLetters } from '../../../src/worker/failures/dead-letters.js';
 import type { PlatformPort } from '../../../src/worker/ports.js';
-import { rulesPort } from '../../../src/worker/rules-adapter.js';
 import { makeEvent } from '../../support/make-event.js';
 import { connectTestRedis, deleteKeys, testRedisUrl, uniqueName } from '../../support/redis.js';
 

@@ -4,9 +4,9 @@ import { waitFor } from '../../../src/base/wait-for.js';
 import { parseConfigText } from '../../../src/config/load-config.js';
 import { createKeyLayout, shardIndexOf } from '../../../src/queue/key-layout.js';
 import { createEventProducer, DEFAULT_EVENT_JOB_OPTIONS } from '../../../src/receive/event-producer.js';
+import { rulesPort } from '../../../src/worker/adapters/rules-adapter.js';
 import { type BridgeWorker, createBridgeWorker } from '../../../src/worker/create-bridge-worker.js';
 import type { PlatformPort } from '../../../src/worker/ports.js';
-import { rulesPort } from '../../../src/worker/rules-adapter.js';
 import { makeEvent } from '../../support/make-event.js';
 import { connectTestRedis, deleteKeys, testRedisUrl, uniqueName } from '../../support/redis.js';
 

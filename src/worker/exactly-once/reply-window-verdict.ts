@@ -1,4 +1,4 @@
-import type { ReplyWindowState } from './ports.js';
+import type { ReplyWindowState } from '../ports.js';
 
 /**
  * The worker's last word on a free-form reply (pure): send it only when the channel has no

@@ -1,11 +1,11 @@
 import { type Job, type Queue, RateLimitError, UnrecoverableError } from 'bullmq';
 import type { Logger } from 'pino';
-import { describeError } from '../base/errors.js';
-import type { BridgeKeys } from '../queue/redis-keys.js';
-import type { RedisClient } from '../redis/redis-client.js';
+import { describeError } from '../../base/errors.js';
+import type { BridgeKeys } from '../../queue/redis-keys.js';
+import type { RedisClient } from '../../redis/redis-client.js';
+import { ActionInterrupted, type ActionReport } from '../exactly-once/execute-actions.js';
 import type { FailureClass } from './classify-failure.js';
 import { addDeadLetter, type DeadLetter } from './dead-letters.js';
-import { ActionInterrupted, type ActionReport } from './execute-actions.js';
 
 /**
  * What happens to a job whose run stopped, in one place (one owner per retry horizon):

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { PlannedAction } from '../../../src/rules/plan.js';
-import { sentTextKey } from '../../../src/worker/execute-actions.js';
-import { echoProbe, SENT_ID_TTL_MS, staleSentIds } from '../../../src/worker/own-sends.js';
-import { makeEvent } from '../../support/make-event.js';
+import type { PlannedAction } from '../../../../src/rules/plan.js';
+import { sentTextKey } from '../../../../src/worker/exactly-once/execute-actions.js';
+import { echoProbe, SENT_ID_TTL_MS, staleSentIds } from '../../../../src/worker/exactly-once/own-sends.js';
+import { makeEvent } from '../../../support/make-event.js';
 
 const reply = (text: string): PlannedAction => ({
   id: 'r#0',

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { SendChain } from './conversation-facts.js';
+import type { SendChain } from '../conversation-facts.js';
 
 /**
  * The action ledger: one record per (event, action) kept in Redis, written BEFORE and AFTER every

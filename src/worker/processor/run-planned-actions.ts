@@ -1,12 +1,12 @@
 import { UnrecoverableError } from 'bullmq';
-import type { ConversationEvent } from '../events/conversation-event.js';
-import type { RunLogger } from '../observe/logger.js';
-import type { StoredFacts } from './conversation-facts.js';
-import { type ActionReport, executeActions } from './execute-actions.js';
-import type { PlannedAction, RulesPort } from './ports.js';
+import type { ConversationEvent } from '../../events/conversation-event.js';
+import type { RunLogger } from '../../observe/logger.js';
+import type { StoredFacts } from '../conversation-facts.js';
+import { type ActionReport, executeActions } from '../exactly-once/execute-actions.js';
+import type { RunState } from '../exactly-once/run-state.js';
+import type { PlannedAction, RulesPort } from '../ports.js';
+import { timerIdFor } from '../timers/timers.js';
 import type { EventProcessorDeps } from './process-event.js';
-import type { RunState } from './run-state.js';
-import { timerIdFor } from './timers.js';
 
 /** What one run acts for: an event, or a fired timer (with the event that set it). */
 export interface RunSubject {

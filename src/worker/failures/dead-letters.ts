@@ -1,8 +1,8 @@
 import type { Queue } from 'bullmq';
 import { z } from 'zod';
-import { ConvoBridgeError } from '../base/errors.js';
-import type { BridgeKeys } from '../queue/redis-keys.js';
-import type { RedisClient } from '../redis/redis-client.js';
+import { ConvoBridgeError } from '../../base/errors.js';
+import type { BridgeKeys } from '../../queue/redis-keys.js';
+import type { RedisClient } from '../../redis/redis-client.js';
 
 /**
  * Dead letters: events (or timers) that exhausted their attempts, or whose actions the platform

@@ -1,9 +1,9 @@
-import type { ConversationEvent } from '../events/conversation-event.js';
-import type { CompiledCondition, CompiledRules } from '../rules/compile-rules.js';
-import type { DefaultChannelKind } from '../rules/default-channel-kind.js';
-import { evaluateRules } from '../rules/evaluate-rules.js';
-import { replyWindow, resolveChannelKind } from '../rules/reply-window.js';
-import type { RulesPort } from './ports.js';
+import type { ConversationEvent } from '../../events/conversation-event.js';
+import type { CompiledCondition, CompiledRules } from '../../rules/compile-rules.js';
+import type { DefaultChannelKind } from '../../rules/default-channel-kind.js';
+import { evaluateRules } from '../../rules/evaluate-rules.js';
+import { replyWindow, resolveChannelKind } from '../../rules/reply-window.js';
+import type { RulesPort } from '../ports.js';
 
 function usesFirstMessage(condition: CompiledCondition | null): boolean {
   if (!condition) return false;

@@ -1,17 +1,21 @@
 import { createHash } from 'node:crypto';
-import type { ConversationEvent } from '../events/conversation-event.js';
-import type { RunLogger } from '../observe/logger.js';
-import type { BridgeKeys } from '../queue/redis-keys.js';
-import { begin, type CollisionGuard, decide, finish, type LedgerEntry } from './action-ledger.js';
-import { classifyFailure, type FailureClass, type PlatformErrorClassifier } from './classify-failure.js';
+import type { ConversationEvent } from '../../events/conversation-event.js';
+import type { RunLogger } from '../../observe/logger.js';
+import type { BridgeKeys } from '../../queue/redis-keys.js';
 import {
   CONVERSATION_FIELDS,
   formatSentMark,
   type SendChain,
   type StoredFacts,
-} from './conversation-facts.js';
+} from '../conversation-facts.js';
+import {
+  classifyFailure,
+  type FailureClass,
+  type PlatformErrorClassifier,
+} from '../failures/classify-failure.js';
+import type { ForwardPort, HistoryMessage, PlannedAction, PlatformPort, RulesPort } from '../ports.js';
+import { begin, type CollisionGuard, decide, finish, type LedgerEntry } from './action-ledger.js';
 import { sentIdField, staleSentIds } from './own-sends.js';
-import type { ForwardPort, HistoryMessage, PlannedAction, PlatformPort, RulesPort } from './ports.js';
 import { comparableText, reconcileAgainstHistory } from './reconcile-action.js';
 import { replyWindowVerdict } from './reply-window-verdict.js';
 import type { RunState } from './run-state.js';

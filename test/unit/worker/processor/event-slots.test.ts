@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createEventSlots } from '../../../src/worker/event-slots.js';
+import { createEventSlots } from '../../../../src/worker/processor/event-slots.js';
 
 describe('createEventSlots', () => {
   it('never runs more tasks at once than it has slots, and runs them all', async () => {

@@ -5,7 +5,7 @@ import {
   finish,
   type LedgerEntry,
   parseLedgerEntry,
-} from '../../../src/worker/action-ledger.js';
+} from '../../../../src/worker/exactly-once/action-ledger.js';
 
 describe('action ledger state machine', () => {
   it.each<[string, LedgerEntry | undefined, ReturnType<typeof decide>]>([

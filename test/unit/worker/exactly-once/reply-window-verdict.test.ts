@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseWib } from '../../../src/base/wib-time.js';
-import { replyWindowVerdict } from '../../../src/worker/reply-window-verdict.js';
+import { parseWib } from '../../../../src/base/wib-time.js';
+import { replyWindowVerdict } from '../../../../src/worker/exactly-once/reply-window-verdict.js';
 
 // Window arithmetic from WIB timestamps, as the platform writes them (`sent_at`, webhook times).
 const wib = (text: string): Date => {

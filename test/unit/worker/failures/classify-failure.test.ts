@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ForwardError } from '../../../src/forward/forward-event.js';
-import { CallBudgetExhaustedError } from '../../../src/worker/call-budget.js';
-import { classifyFailure } from '../../../src/worker/classify-failure.js';
+import { ForwardError } from '../../../../src/forward/forward-event.js';
+import { CallBudgetExhaustedError } from '../../../../src/worker/failures/call-budget.js';
+import { classifyFailure } from '../../../../src/worker/failures/classify-failure.js';
 
 const none = () => undefined;
 

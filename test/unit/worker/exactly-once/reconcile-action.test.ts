@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { HistoryMessage, PlannedAction } from '../../../src/worker/ports.js';
-import { comparableText, reconcileAgainstHistory } from '../../../src/worker/reconcile-action.js';
+import {
+  comparableText,
+  reconcileAgainstHistory,
+} from '../../../../src/worker/exactly-once/reconcile-action.js';
+import type { HistoryMessage, PlannedAction } from '../../../../src/worker/ports.js';
 
 const t0 = Date.parse('2026-11-21T03:00:00Z');
 const msg = (over: Partial<HistoryMessage>): HistoryMessage => ({

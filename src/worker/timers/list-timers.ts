@@ -1,11 +1,11 @@
 import type { Queue } from 'bullmq';
-import type { ConversationEvent } from '../events/conversation-event.js';
-import type { BridgeKeys } from '../queue/redis-keys.js';
-import type { RedisClient } from '../redis/redis-client.js';
-import { formatLocal } from '../rules/business-time.js';
-import { replyWindow } from '../rules/reply-window.js';
-import type { ChannelConfig, ChannelKind } from '../rules/rules-settings-schema.js';
-import { CONVERSATION_FIELDS } from './conversation-facts.js';
+import type { ConversationEvent } from '../../events/conversation-event.js';
+import type { BridgeKeys } from '../../queue/redis-keys.js';
+import type { RedisClient } from '../../redis/redis-client.js';
+import { formatLocal } from '../../rules/business-time.js';
+import { replyWindow } from '../../rules/reply-window.js';
+import type { ChannelConfig, ChannelKind } from '../../rules/rules-settings-schema.js';
+import { CONVERSATION_FIELDS } from '../conversation-facts.js';
 import { TimerJobDataSchema, timerField } from './timers.js';
 
 /**

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { ConversationEvent } from '../events/conversation-event.js';
-import { CONVERSATION_FIELDS, type StoredFacts } from './conversation-facts.js';
+import type { ConversationEvent } from '../../events/conversation-event.js';
+import { CONVERSATION_FIELDS, type StoredFacts } from '../conversation-facts.js';
 import { comparableText } from './reconcile-action.js';
 
 /**

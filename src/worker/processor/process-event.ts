@@ -1,24 +1,28 @@
 import { DelayedError, type Job, type Queue, UnrecoverableError } from 'bullmq';
 import type { Logger } from 'pino';
-import type { ConversationEvent } from '../events/conversation-event.js';
-import { lazyChild } from '../observe/logger.js';
-import { traceEventRun } from '../observe/trace-context.js';
-import { type BatchedEvent, EventBatchDataSchema } from '../queue/event-job.js';
-import { type BridgeKeys, eventId, orderMember } from '../queue/redis-keys.js';
-import type { RedisClient } from '../redis/redis-client.js';
-import { jobRetryDelay } from './backoff.js';
-import type { PlatformErrorClassifier } from './classify-failure.js';
+import type { ConversationEvent } from '../../events/conversation-event.js';
+import { lazyChild } from '../../observe/logger.js';
+import { traceEventRun } from '../../observe/trace-context.js';
+import { type BatchedEvent, EventBatchDataSchema } from '../../queue/event-job.js';
+import { type BridgeKeys, eventId, orderMember } from '../../queue/redis-keys.js';
+import type { RedisClient } from '../../redis/redis-client.js';
 import {
   cooldownFields,
   FACTS_TTL_SECONDS,
   factsForEvaluation,
   learnFromHistory,
   type StoredFacts,
-} from './conversation-facts.js';
-import type { EventSlots } from './event-slots.js';
-import { type ActionReport, staleSentMarks, type TimerScheduler } from './execute-actions.js';
-import { deadLetter, type FailurePolicyDeps, failureOf, pauseOnFailure } from './job-failure-policy.js';
-import { checkOrderGate, leaveOrderGate, memberJobId } from './order-gate.js';
+} from '../conversation-facts.js';
+import { type ActionReport, staleSentMarks, type TimerScheduler } from '../exactly-once/execute-actions.js';
+import { RUN_TTL_SECONDS } from '../exactly-once/run-state.js';
+import { jobRetryDelay } from '../failures/backoff.js';
+import type { PlatformErrorClassifier } from '../failures/classify-failure.js';
+import {
+  deadLetter,
+  type FailurePolicyDeps,
+  failureOf,
+  pauseOnFailure,
+} from '../failures/job-failure-policy.js';
 import type {
   ConversationFacts,
   EventRecorder,
@@ -28,11 +32,12 @@ import type {
   PlannedAction,
   PlatformPort,
   RulesPort,
-} from './ports.js';
+} from '../ports.js';
+import { removeTimerJobs } from '../timers/timers.js';
+import type { EventSlots } from './event-slots.js';
+import { checkOrderGate, leaveOrderGate, memberJobId } from './order-gate.js';
 import { type PreparedEvent, prepareEvents } from './prepare-run.js';
 import { runPlannedActions } from './run-planned-actions.js';
-import { RUN_TTL_SECONDS } from './run-state.js';
-import { removeTimerJobs } from './timers.js';
 
 export interface EventProcessorSettings {
   /** Backoff between an event's failed runs (capped exponential, full jitter, see backoff.ts). */

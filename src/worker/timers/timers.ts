@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { Queue } from 'bullmq';
 import { z } from 'zod';
-import { ConversationEventSchema, EVENT_KINDS } from '../events/conversation-event.js';
-import type { BridgeKeys } from '../queue/redis-keys.js';
-import type { RedisClient } from '../redis/redis-client.js';
-import { defineRedisScript } from '../redis/redis-script.js';
-import { CONVERSATION_FIELDS, FACTS_TTL_SECONDS } from './conversation-facts.js';
-import type { TimerScheduler } from './execute-actions.js';
-import type { PlannedAction } from './ports.js';
+import { ConversationEventSchema, EVENT_KINDS } from '../../events/conversation-event.js';
+import type { BridgeKeys } from '../../queue/redis-keys.js';
+import type { RedisClient } from '../../redis/redis-client.js';
+import { defineRedisScript } from '../../redis/redis-script.js';
+import { CONVERSATION_FIELDS, FACTS_TTL_SECONDS } from '../conversation-facts.js';
+import type { TimerScheduler } from '../exactly-once/execute-actions.js';
+import type { PlannedAction } from '../ports.js';
 
 /**
  * `after: 15m, unless: agent_reply, then: [...]` timers. Each is a delayed BullMQ job in the

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fullJitterDelay, jobRetryDelay } from '../../../src/worker/backoff.js';
+import { fullJitterDelay, jobRetryDelay } from '../../../../src/worker/failures/backoff.js';
 
 describe('backoff', () => {
   it('grows exponentially up to the cap (upper bound with random = 1)', () => {

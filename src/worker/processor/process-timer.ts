@@ -1,11 +1,11 @@
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
-import { loadFacts } from './conversation-facts.js';
-import type { ActionReport } from './execute-actions.js';
-import { handleJobFailure } from './job-failure-policy.js';
+import { loadFacts } from '../conversation-facts.js';
+import type { ActionReport } from '../exactly-once/execute-actions.js';
+import { RunState } from '../exactly-once/run-state.js';
+import { handleJobFailure } from '../failures/job-failure-policy.js';
+import { claimTimer, releaseTimer, TimerJobDataSchema } from '../timers/timers.js';
 import type { EventProcessorDeps } from './process-event.js';
 import { runPlannedActions } from './run-planned-actions.js';
-import { RunState } from './run-state.js';
-import { claimTimer, releaseTimer, TimerJobDataSchema } from './timers.js';
 
 /** Longest a due timer waits for earlier events of its conversation before it fires anyway. */
 const MAX_WAIT_FOR_EARLIER_EVENTS_MS = 60_000;

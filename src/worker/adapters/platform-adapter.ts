@@ -1,9 +1,9 @@
-import type { PlatformClient } from '../platform/create-platform-client.js';
-import { OPERATION_SAFETY } from '../platform/operations.js';
-import { PlatformError } from '../platform/platform-error.js';
-import { ReplyWindowClosedError } from '../platform/reply-window-closed-error.js';
-import type { FailureClass } from './classify-failure.js';
-import type { PlatformPort } from './ports.js';
+import type { PlatformClient } from '../../platform/create-platform-client.js';
+import { OPERATION_SAFETY } from '../../platform/operations.js';
+import { PlatformError } from '../../platform/platform-error.js';
+import { ReplyWindowClosedError } from '../../platform/reply-window-closed-error.js';
+import type { FailureClass } from '../failures/classify-failure.js';
+import type { PlatformPort } from '../ports.js';
 
 /** The platform client seen through the worker's port. */
 export function platformPort(client: PlatformClient): PlatformPort {

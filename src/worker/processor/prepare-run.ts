@@ -1,16 +1,16 @@
-import type { ConversationEvent } from '../events/conversation-event.js';
-import type { BridgeKeys } from '../queue/redis-keys.js';
-import type { RedisClient } from '../redis/redis-client.js';
-import { defineRedisScript } from '../redis/redis-script.js';
+import type { ConversationEvent } from '../../events/conversation-event.js';
+import type { BridgeKeys } from '../../queue/redis-keys.js';
+import type { RedisClient } from '../../redis/redis-client.js';
+import { defineRedisScript } from '../../redis/redis-script.js';
 import {
   FACTS_TTL_SECONDS,
   type StoredFacts,
   toStoredFacts,
   withCustomerMessage,
-} from './conversation-facts.js';
+} from '../conversation-facts.js';
+import { echoProbe } from '../exactly-once/own-sends.js';
+import { RunState } from '../exactly-once/run-state.js';
 import { GATE_LUA, type GateDecision } from './order-gate.js';
-import { echoProbe } from './own-sends.js';
-import { RunState } from './run-state.js';
 
 /**
  * Everything the runs of a batch read before they act, in ONE round trip for the whole batch

@@ -1,5 +1,5 @@
-import type { RedisClient } from '../redis/redis-client.js';
-import { defineRedisScript } from '../redis/redis-script.js';
+import type { RedisClient } from '../../redis/redis-client.js';
+import { defineRedisScript } from '../../redis/redis-script.js';
 
 /**
  * Per-conversation ordering across any number of worker processes (issue "Worker", point 1).

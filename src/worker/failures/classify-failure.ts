@@ -1,5 +1,5 @@
-import { describeError } from '../base/errors.js';
-import { ForwardError } from '../forward/forward-event.js';
+import { describeError } from '../../base/errors.js';
+import { ForwardError } from '../../forward/forward-event.js';
 import { CallBudgetExhaustedError } from './call-budget.js';
 
 /**

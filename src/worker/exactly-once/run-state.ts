@@ -1,5 +1,5 @@
-import { coalescedWrites } from '../redis/coalesced-writes.js';
-import type { RedisClient } from '../redis/redis-client.js';
+import { coalescedWrites } from '../../redis/coalesced-writes.js';
+import type { RedisClient } from '../../redis/redis-client.js';
 import { type LedgerEntry, parseLedgerEntry } from './action-ledger.js';
 
 /** How long the state of an unfinished run (plan, ledger) is kept: past every retry and replay. */

@@ -1,5 +1,5 @@
-import type { SendChain } from './conversation-facts.js';
-import type { HistoryMessage, PlannedAction } from './ports.js';
+import type { SendChain } from '../conversation-facts.js';
+import type { HistoryMessage, PlannedAction } from '../ports.js';
 
 /**
  * Decides, from the conversation's history, whether an action whose outcome is unknown (the

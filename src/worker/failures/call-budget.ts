@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ConvoBridgeError } from '../base/errors.js';
-import type { RedisClient } from '../redis/redis-client.js';
-import { defineRedisScript } from '../redis/redis-script.js';
+import { ConvoBridgeError } from '../../base/errors.js';
+import type { RedisClient } from '../../redis/redis-client.js';
+import { defineRedisScript } from '../../redis/redis-script.js';
 
 /**
  * A distributed outbound call budget (GCRA, the "generic cell rate algorithm"), shared by every
