@@ -14,7 +14,7 @@ import type { SendChain } from '../conversation-facts.js';
  *
  * When a run finds `started`, the previous attempt may or may not have reached the platform, so
  * the action is reconciled against the conversation's history before anything is sent again.
- * When the same text was sent into the conversation moments before (see execute-actions.ts),
+ * When the same text was sent into the conversation moments before (see sent-marks.ts),
  * `chain` says how many of them there were since when (when all are known to have reached the
  * platform), or `after` is the highest history id when the call began: either way reconciliation
  * cannot take an earlier message for this one.
@@ -64,7 +64,7 @@ export function decide(entry: LedgerEntry | undefined): LedgerDecision {
   }
 }
 
-/** What rules out a same-text message sent moments before this call (see execute-actions.ts). */
+/** What rules out a same-text message sent moments before this call (see sent-marks.ts). */
 export interface CollisionGuard {
   after?: number;
   chain?: SendChain;

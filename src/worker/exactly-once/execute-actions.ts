@@ -1,91 +1,26 @@
-import { createHash } from 'node:crypto';
-import type { ConversationEvent } from '../../events/conversation-event.js';
-import type { RunLogger } from '../../observe/logger.js';
-import type { BridgeKeys } from '../../queue/redis-keys.js';
-import {
-  CONVERSATION_FIELDS,
-  formatSentMark,
-  type SendChain,
-  type StoredFacts,
-} from '../conversation-facts.js';
-import {
-  classifyFailure,
-  type FailureClass,
-  type PlatformErrorClassifier,
-} from '../failures/classify-failure.js';
-import type { ForwardPort, HistoryMessage, PlannedAction, PlatformPort, RulesPort } from '../ports.js';
-import { begin, type CollisionGuard, decide, finish, type LedgerEntry } from './action-ledger.js';
-import { sentIdField, staleSentIds } from './own-sends.js';
-import { comparableText, reconcileAgainstHistory } from './reconcile-action.js';
-import { replyWindowVerdict } from './reply-window-verdict.js';
-import type { RunState } from './run-state.js';
+import { ActionInterrupted } from '../failures/action-interrupted.js';
+import { classifyFailure } from '../failures/classify-failure.js';
+import type { ActionReport, HistoryMessage, PlannedAction } from '../ports.js';
+import { begin, decide, finish, type LedgerEntry } from './action-ledger.js';
+import type { ExecutionContext } from './execution-context.js';
+import { perform, replySkipReason } from './perform-action.js';
+import { reconcileAgainstHistory } from './reconcile-action.js';
+import { beginSend, markOnce, markSent, rememberSentId, sentTextKey } from './sent-marks.js';
 
-/** One action's fate in this run, for logs, metrics, the job's return value and dead letters. */
-export interface ActionReport {
-  id: string;
-  type: PlannedAction['type'];
-  rule: string;
-  state: 'done' | 'skipped' | 'failed';
-  detail?: string;
-  /** When a reply was held back (ms since epoch): the moment the worker decided. */
-  at?: number;
-}
-
-/** Thrown to stop the run: the job is retried, paused or dead-lettered by the processor. */
-export class ActionInterrupted extends Error {
-  readonly failure: FailureClass;
-  readonly actionId: string;
-  constructor(actionId: string, failure: FailureClass, cause: unknown) {
-    super(`action ${actionId} did not complete: ${failure.message}`, { cause });
-    this.name = 'ActionInterrupted';
-    this.failure = failure;
-    this.actionId = actionId;
-  }
-}
-
-export interface TimerScheduler {
-  schedule(input: {
-    timerId: string;
-    conversationId: string;
-    delayMs: number;
-    unless: readonly string[];
-    actions: PlannedAction[];
-    event: ConversationEvent;
-    rule: string;
-    /** Fixed by the plan (issue 16): the delay then counts to it. */
-    dueAt?: string;
-    dueLocal?: string;
-    clock?: 'wall' | 'business';
-    trigger?: 'window_closing';
-  }): Promise<void>;
-}
-
-export interface ExecutionContext {
-  keys: BridgeKeys;
-  /** The run's plan and ledger, and what it stages for the conversation hash. */
-  state: RunState;
-  /** Idempotency scope for forwards and timer ids. */
-  scope: string;
-  event: ConversationEvent;
-  conversationId: string;
-  facts: StoredFacts;
-  platform: PlatformPort;
-  classifyPlatformError: PlatformErrorClassifier;
-  forwarder: ForwardPort;
-  rules: RulesPort;
-  timers: TimerScheduler;
-  timerIdFor: (scope: string, actionId: string) => string;
-  now: () => Date;
-  /** Free-form replies stop this long before the window closes (send latency, clock skew). */
-  safetyMarginMs: number;
-  /** How far before `started` a history message may be dated and still count as ours. */
-  reconcileSkewMs: number;
-  /** On a replay from the dead-letter set, actions that failed for good are tried again. */
-  replay: boolean;
-  log: RunLogger;
-  onAction?: (report: ActionReport) => void;
-  onWindowBlocked?: (action: PlannedAction) => void;
-}
+/**
+ * The exactly-once machinery's entry: the rest of the worker runs a plan's actions through
+ * `executeActions` and reaches the run's state, the echo probe and the stale marks through here.
+ *
+ * One action, as `runOne` takes it: the ledger says what is left to do (action-ledger.ts); an
+ * action of unknown outcome is looked for in the history first (reconcile-action.ts); a reply
+ * the window or a once-mark holds back is skipped (perform-action.ts); a note or reply records
+ * `started` durably, with what rules out a same-text message sent moments before (sent-marks.ts),
+ * before its call; the call itself (perform-action.ts); then its state is staged (run-state.ts).
+ */
+export type { ExecutionContext } from './execution-context.js';
+export { echoProbe } from './own-sends.js';
+export { RUN_TTL_SECONDS, RunState } from './run-state.js';
+export { staleSentMarks } from './sent-marks.js';
 
 /**
  * Runs a plan's actions in order, each exactly once across retries, crashes and redeliveries,
@@ -124,13 +59,6 @@ export async function executeActions(
  */
 function record(ctx: ExecutionContext, id: string, entry: LedgerEntry): void {
   ctx.state.stage(id, entry);
-}
-
-/** A once_per_conversation mark, in memory for the rest of the run and staged for the conversation. */
-function markOnce(ctx: ExecutionContext, onceKey: string, at: Date): void {
-  const iso = at.toISOString();
-  ctx.facts.onceMarks[onceKey] = iso;
-  ctx.state.stageConversation(`${CONVERSATION_FIELDS.once}${onceKey}`, iso);
 }
 
 /**
@@ -248,216 +176,7 @@ async function runOne(
   }
 }
 
-/**
- * Same-text collisions (found by the fault-injection suite): a customer repeats a complaint or a
- * catalog request, the bridge sends the same note or reply again a few seconds later, and that
- * second call fails with an unknown outcome. Reconciliation looks for the text from `started -
- * skew` on, finds the FIRST message and wrongly counts the second action as done: the second note
- * or reply is lost. So every note and reply sent is remembered per conversation for a short while
- * (when its call begins, and again when it ends), and a call whose text was sent that recently
- * records, before it begins, what rules those earlier messages out. When every earlier send of
- * the text in that run of sends is known to have reached the platform (the mark says when the run
- * began and how many there were: `chain` in the ledger), reconciliation counts the text's messages
- * since then and finds this one's only if there is one more. Otherwise (a send of unknown outcome,
- * an older version's mark) the conversation's last history id is read first (`after`), and
- * reconciliation ignores everything up to it. The history is read only in that second case.
- */
-export function sentTextKey(action: PlannedAction): string | null {
-  let text: string;
-  if (action.type === 'note') text = `note:${comparableText(action.text)}`;
-  else if (action.type === 'reply')
-    text =
-      'text' in action.message
-        ? `reply:${comparableText(action.message.text)}`
-        : `media:${action.message.media.url}`;
-  else return null;
-  return createHash('sha256').update(text).digest('hex').slice(0, 32);
-}
-
-/** How long a sent text can be mistaken for a later one: the skew on both clocks, and a second of `sent_at` rounding. */
-const collisionWindowMs = (ctx: ExecutionContext) => 2 * ctx.reconcileSkewMs + 1_000;
-
-/** A note or reply about to be sent: its text mark, and the known run of the text's earlier sends. */
-interface SendingMark {
-  field: string | null;
-  /** The earlier sends this one continues ({since: now, count: 0} when none); null when not known. */
-  prior: SendChain | null;
-}
-
-/**
- * After the call (the window counts from now): the mark again, with the run of sends it closes
- * when this send is done and every earlier one in the run is known. A later send of the same
- * text then needs no history read before its call (`beginSend`).
- */
-function markSent(ctx: ExecutionContext, mark: SendingMark): void {
-  const { field, prior } = mark;
-  if (field === null) return;
-  const now = Date.now();
-  const chain = prior ? { since: prior.since, count: prior.count + 1 } : null;
-  ctx.facts.recentlySent[field] = now;
-  if (chain) ctx.facts.recentChains[field] = chain;
-  else delete ctx.facts.recentChains[field];
-  ctx.state.stageConversation(`${CONVERSATION_FIELDS.recent}${field}`, formatSentMark(now, chain));
-}
-
-/**
- * Sends that can be counted in the history: exactly one message each. A text of links only may be
- * stored as several image messages, or as nothing once unreachable links are removed (interface,
- * POST /v1/message, behaviour 3), so its sends are never counted.
- */
-function countable(action: PlannedAction): boolean {
-  if (action.type === 'note') return comparableText(action.text) !== '';
-  if (action.type === 'reply')
-    return !('text' in action.message) || comparableText(action.message.text) !== '';
-  return false;
-}
-
-/** Sent-text marks too old to matter (a run's finish step deletes them from the conversation hash). */
-export function staleSentMarks(facts: StoredFacts, reconcileSkewMs: number, now = Date.now()): string[] {
-  const window = 2 * reconcileSkewMs + 1_000 + 60_000;
-  return [
-    ...Object.entries(facts.recentlySent)
-      .filter(([, at]) => !(now - at <= window))
-      .map(([field]) => `${CONVERSATION_FIELDS.recent}${field}`),
-    ...staleSentIds(facts, now),
-  ];
-}
-
-/** The platform's id of a note or reply the bridge sent, remembered to recognise its echo (own-sends.ts). */
-function rememberSentId(ctx: ExecutionContext, detail: string | undefined): void {
-  if (detail?.startsWith('message ')) {
-    ctx.state.stageConversation(sentIdField(detail.slice(8)), String(Date.now()));
-  }
-}
-
-function timerTimes(action: Extract<PlannedAction, { type: 'timer' }>) {
-  return {
-    ...(action.dueAt !== undefined ? { dueAt: action.dueAt } : {}),
-    ...(action.dueLocal !== undefined ? { dueLocal: action.dueLocal } : {}),
-    ...(action.clock !== undefined ? { clock: action.clock } : {}),
-    ...(action.trigger !== undefined ? { trigger: action.trigger } : {}),
-  };
-}
-
-/**
- * Before a note or reply's call, with the text hashed once:
- * - the guard for its `started` entry: what rules out, should the outcome be unknown, a message of
- *   the same text sent moments before (see `sentTextKey`): nothing when there was none; the run
- *   of those sends when each is known to have reached the platform (no round trip); otherwise the
- *   highest history id now (one history read);
- * - the text's mark, staged as "being sent now, not known" (a crash mid-call must leave a mark
- *   that says so), and the run this send continues, for `markSent`.
- */
-async function beginSend(
-  action: PlannedAction,
-  ctx: ExecutionContext,
-  loadHistory: (fresh?: boolean) => Promise<HistoryMessage[]>,
-): Promise<{ guard: CollisionGuard; mark: SendingMark }> {
-  const field = sentTextKey(action);
-  if (field === null) return { guard: {}, mark: { field, prior: null } };
-  const now = Date.now();
-  const sentAt = ctx.facts.recentlySent[field];
-  const inWindow = sentAt !== undefined && now - sentAt <= collisionWindowMs(ctx);
-  const counted = countable(action);
-  const chain = inWindow && counted ? (ctx.facts.recentChains[field] ?? null) : null;
-  let guard: CollisionGuard = {};
-  if (chain) guard = { chain: { ...chain } };
-  else if (inWindow) {
-    // Fresh: the same-text message may have been sent earlier in this very run.
-    guard = { after: (await loadHistory(true)).reduce((max, message) => Math.max(max, message.id), 0) };
-  }
-  const prior = !counted ? null : inWindow ? chain : { since: now, count: 0 };
-  ctx.facts.recentlySent[field] = now;
-  delete ctx.facts.recentChains[field];
-  ctx.state.stageConversation(`${CONVERSATION_FIELDS.recent}${field}`, String(now));
-  return { guard, mark: { field, prior } };
-}
-
 function withDetail(report: ActionReport, detail: string | undefined): ActionReport {
   if (detail !== undefined) report.detail = detail;
   return report;
-}
-
-async function replySkipReason(
-  action: Extract<PlannedAction, { type: 'reply' }>,
-  ctx: ExecutionContext,
-): Promise<{ reason: string; windowClosed: boolean } | undefined> {
-  const now = ctx.now();
-  if (action.once) {
-    const last = ctx.facts.onceMarks[action.once.key];
-    if (last && now.getTime() - Date.parse(last) < action.once.ttlMs) {
-      return { reason: `once_per_conversation: already sent at ${last}`, windowClosed: false };
-    }
-  }
-  const window = ctx.rules.replyWindow(ctx.event.channel, ctx.facts.lastCustomerMessageAt, now);
-  const verdict = replyWindowVerdict(window, now, ctx.safetyMarginMs);
-  if (!verdict.send) {
-    const last = ctx.facts.lastCustomerMessageAt?.toISOString() ?? 'unknown';
-    const why =
-      verdict.reason === 'margin' ? 'about to close' : verdict.reason === 'unknown' ? 'unknown' : 'closed';
-    return { reason: `reply window ${why} (last customer message ${last})`, windowClosed: true };
-  }
-  return undefined;
-}
-
-async function perform(action: PlannedAction, ctx: ExecutionContext): Promise<string | undefined> {
-  const conversationId = ctx.conversationId;
-  switch (action.type) {
-    case 'note': {
-      const result = await ctx.platform.addNote(conversationId, action.text);
-      return result.messageId ? `message ${result.messageId}` : undefined;
-    }
-    case 'need_human':
-      await ctx.platform.markNeedHuman(conversationId);
-      return undefined;
-    case 'reply': {
-      const now = ctx.now();
-      const verdict = replyWindowVerdict(
-        ctx.rules.replyWindow(ctx.event.channel, ctx.facts.lastCustomerMessageAt, now),
-        now,
-        ctx.safetyMarginMs,
-      );
-      // Closed since the check a moment ago: the client's guard refuses it (handled as window-closed).
-      const guard = verdict.send
-        ? verdict.guardUntil
-          ? { windowClosesAt: verdict.guardUntil }
-          : undefined
-        : { windowClosesAt: now };
-      // The earlier form requires `text` with media too; the current form ignores text when media
-      // is present, so the caption (or name, or URL) goes along in both.
-      const input =
-        'text' in action.message
-          ? { conversationId, text: action.message.text }
-          : {
-              conversationId,
-              media: action.message.media,
-              text: action.message.media.caption ?? action.message.media.name ?? action.message.media.url,
-            };
-      const result = await ctx.platform.sendMessage(
-        action.replyToMessageId ? { ...input, replyToMessageId: action.replyToMessageId } : input,
-        guard,
-      );
-      if (action.once) markOnce(ctx, action.once.key, ctx.now());
-      return result.messageId ? `message ${result.messageId}` : undefined;
-    }
-    case 'forward': {
-      const body = { type: 'convo_bridge.event', rule: action.rule, action: action.id, event: ctx.event };
-      const result = await ctx.forwarder.forward(action.destination, body, `${ctx.scope}|${action.id}`);
-      return `HTTP ${result.status}`;
-    }
-    case 'timer': {
-      const timerId = ctx.timerIdFor(ctx.scope, action.id);
-      await ctx.timers.schedule({
-        timerId,
-        conversationId,
-        delayMs: action.delayMs,
-        unless: action.unless,
-        actions: action.actions,
-        event: ctx.event,
-        rule: action.rule,
-        ...timerTimes(action),
-      });
-      return `timer ${timerId}`;
-    }
-  }
 }

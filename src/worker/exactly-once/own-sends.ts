@@ -29,7 +29,7 @@ export function sentIdField(messageId: string): string {
 /**
  * The conversation-hash fields whose presence marks this event as the echo of one of our sends:
  * [message id field, reply text field], '' where there is nothing to look for (not an echo kind).
- * The text field is the mark execute-actions.ts writes for a text reply (`sentTextKey`).
+ * The text field is the mark sent-marks.ts writes for a text reply (`sentTextKey`).
  */
 export function echoProbe(event: ConversationEvent): [string, string] {
   if (!ECHO_KINDS.has(event.kind)) return ['', ''];

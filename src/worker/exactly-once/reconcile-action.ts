@@ -21,7 +21,7 @@ import type { HistoryMessage, PlannedAction } from '../ports.js';
  * those out; or `chain`: `count` sends of the text, each known to have reached the platform, began
  * at `since` or later, so the text's messages since then are this action's only when there are
  * more than `count` (the newest is taken for it). The worker records one of the two when such a
- * collision is possible (execute-actions.ts).
+ * collision is possible (sent-marks.ts).
  */
 export type ReconcileVerdict =
   | { kind: 'present'; messageId: string | null }

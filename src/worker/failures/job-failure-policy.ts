@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 import { describeError } from '../../base/errors.js';
 import type { BridgeKeys } from '../../queue/redis-keys.js';
 import type { RedisClient } from '../../redis/redis-client.js';
-import { ActionInterrupted, type ActionReport } from '../exactly-once/execute-actions.js';
+import type { ActionReport } from '../ports.js';
+import { ActionInterrupted } from './action-interrupted.js';
 import type { FailureClass } from './classify-failure.js';
 import { addDeadLetter, type DeadLetter } from './dead-letters.js';
 

@@ -8,8 +8,7 @@ import {
   toStoredFacts,
   withCustomerMessage,
 } from '../conversation-facts.js';
-import { echoProbe } from '../exactly-once/own-sends.js';
-import { RunState } from '../exactly-once/run-state.js';
+import { echoProbe, RunState } from '../exactly-once/execute-actions.js';
 import { GATE_LUA, type GateDecision } from './order-gate.js';
 
 /**

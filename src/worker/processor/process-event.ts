@@ -13,8 +13,7 @@ import {
   learnFromHistory,
   type StoredFacts,
 } from '../conversation-facts.js';
-import { type ActionReport, staleSentMarks, type TimerScheduler } from '../exactly-once/execute-actions.js';
-import { RUN_TTL_SECONDS } from '../exactly-once/run-state.js';
+import { RUN_TTL_SECONDS, staleSentMarks } from '../exactly-once/execute-actions.js';
 import { jobRetryDelay } from '../failures/backoff.js';
 import type { PlatformErrorClassifier } from '../failures/classify-failure.js';
 import {
@@ -24,6 +23,7 @@ import {
   pauseOnFailure,
 } from '../failures/job-failure-policy.js';
 import type {
+  ActionReport,
   ConversationFacts,
   EventRecorder,
   ForwardPort,
@@ -32,6 +32,7 @@ import type {
   PlannedAction,
   PlatformPort,
   RulesPort,
+  TimerScheduler,
 } from '../ports.js';
 import { removeTimerJobs } from '../timers/timers.js';
 import type { EventSlots } from './event-slots.js';

@@ -1,8 +1,8 @@
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import { loadFacts } from '../conversation-facts.js';
-import type { ActionReport } from '../exactly-once/execute-actions.js';
-import { RunState } from '../exactly-once/run-state.js';
+import { RunState } from '../exactly-once/execute-actions.js';
 import { handleJobFailure } from '../failures/job-failure-policy.js';
+import type { ActionReport } from '../ports.js';
 import { claimTimer, releaseTimer, TimerJobDataSchema } from '../timers/timers.js';
 import type { EventProcessorDeps } from './process-event.js';
 import { runPlannedActions } from './run-planned-actions.js';

@@ -2,9 +2,9 @@ import { UnrecoverableError } from 'bullmq';
 import type { ConversationEvent } from '../../events/conversation-event.js';
 import type { RunLogger } from '../../observe/logger.js';
 import type { StoredFacts } from '../conversation-facts.js';
-import { type ActionReport, executeActions } from '../exactly-once/execute-actions.js';
-import type { RunState } from '../exactly-once/run-state.js';
-import type { PlannedAction, RulesPort } from '../ports.js';
+import type { RunState } from '../exactly-once/execute-actions.js';
+import { executeActions } from '../exactly-once/execute-actions.js';
+import type { ActionReport, PlannedAction, RulesPort } from '../ports.js';
 import { timerIdFor } from '../timers/timers.js';
 import type { EventProcessorDeps } from './process-event.js';
 

@@ -6,8 +6,7 @@ import type { BridgeKeys } from '../../queue/redis-keys.js';
 import type { RedisClient } from '../../redis/redis-client.js';
 import { defineRedisScript } from '../../redis/redis-script.js';
 import { CONVERSATION_FIELDS, FACTS_TTL_SECONDS } from '../conversation-facts.js';
-import type { TimerScheduler } from '../exactly-once/execute-actions.js';
-import type { PlannedAction } from '../ports.js';
+import type { PlannedAction, TimerScheduler } from '../ports.js';
 
 /**
  * `after: 15m, unless: agent_reply, then: [...]` timers. Each is a delayed BullMQ job in the
