@@ -13,12 +13,9 @@ import type { PlatformErrorClassifier } from './failures/classify-failure.js';
 import type { FailurePolicySettings } from './failures/job-failure-policy.js';
 import type { EventRecorder, ForwardPort, PlatformPort, RulesPort } from './ports.js';
 import { createEventSlots } from './processor/event-slots.js';
-import {
-  type EventProcessorDeps,
-  type EventProcessorSettings,
-  processEventJob,
-} from './processor/process-event.js';
+import { processEventJob } from './processor/process-event.js';
 import { processTimerJob } from './processor/process-timer.js';
+import type { EventProcessorDeps, EventProcessorSettings } from './processor/processor-deps.js';
 import { createTimerScheduler } from './timers/timers.js';
 
 export interface BridgeWorkerSettings extends EventProcessorSettings, FailurePolicySettings {

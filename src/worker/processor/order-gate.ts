@@ -1,5 +1,7 @@
+import type { ConversationEvent } from '../../events/conversation-event.js';
 import type { RedisClient } from '../../redis/redis-client.js';
 import { defineRedisScript } from '../../redis/redis-script.js';
+import type { EventProcessorDeps } from './processor-deps.js';
 
 /**
  * Per-conversation ordering across any number of worker processes (issue "Worker", point 1).
@@ -140,6 +142,36 @@ export async function leaveOrderGate(
     ],
   );
   return head === '' ? null : { next: head, parked: parked === 1 };
+}
+
+/**
+ * Leaves the conversation's order and wakes the next event's job when it is parked (an event's
+ * run is done, or it was dead-lettered). The next event of the same batch is run by the batch itself.
+ */
+export async function leaveOrder(
+  deps: EventProcessorDeps,
+  event: ConversationEvent,
+  me: string,
+  keepRunSeconds: number,
+  set: Record<string, string>,
+  remove: readonly string[],
+  conversationTtlSeconds = 0,
+): Promise<void> {
+  const c = event.conversationId ?? '';
+  const next = await leaveOrderGate(deps.redis, {
+    orderKey: deps.keys.order(c),
+    conversationKey: deps.keys.conversation(c),
+    runKey: deps.keys.run(event.key),
+    delayedSet: `${deps.eventsQueue.qualifiedName}:delayed`,
+    member: me,
+    keepRunSeconds,
+    conversationTtlSeconds,
+    set,
+    remove,
+  });
+  if (next?.parked && memberJobId(next.next) !== memberJobId(me)) {
+    await (await deps.eventsQueue.getJob(memberJobId(next.next)))?.promote().catch(() => undefined);
+  }
 }
 
 // KEYS: order zsets. ARGV: the gate's ARGV (see GATE_LUA), batch job id, then one member per key.

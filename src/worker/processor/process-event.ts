@@ -1,94 +1,15 @@
-import { DelayedError, type Job, type Queue, UnrecoverableError } from 'bullmq';
-import type { Logger } from 'pino';
-import type { ConversationEvent } from '../../events/conversation-event.js';
-import { lazyChild } from '../../observe/logger.js';
+import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import { traceEventRun } from '../../observe/trace-context.js';
-import { type BatchedEvent, EventBatchDataSchema } from '../../queue/event-job.js';
-import { type BridgeKeys, eventId, orderMember } from '../../queue/redis-keys.js';
-import type { RedisClient } from '../../redis/redis-client.js';
-import {
-  cooldownFields,
-  FACTS_TTL_SECONDS,
-  factsForEvaluation,
-  learnFromHistory,
-  type StoredFacts,
-} from '../conversation-facts.js';
-import { RUN_TTL_SECONDS, staleSentMarks } from '../exactly-once/execute-actions.js';
+import { type BatchedEvent, type EventBatchData, EventBatchDataSchema } from '../../queue/event-job.js';
+import { eventId, orderMember } from '../../queue/redis-keys.js';
+import { RUN_TTL_SECONDS } from '../exactly-once/execute-actions.js';
 import { jobRetryDelay } from '../failures/backoff.js';
-import type { PlatformErrorClassifier } from '../failures/classify-failure.js';
-import {
-  deadLetter,
-  type FailurePolicyDeps,
-  failureOf,
-  pauseOnFailure,
-} from '../failures/job-failure-policy.js';
-import type {
-  ActionReport,
-  ConversationFacts,
-  EventRecorder,
-  ForwardPort,
-  FrozenPlan,
-  Plan,
-  PlannedAction,
-  PlatformPort,
-  RulesPort,
-  TimerScheduler,
-} from '../ports.js';
-import { removeTimerJobs } from '../timers/timers.js';
-import type { EventSlots } from './event-slots.js';
-import { checkOrderGate, leaveOrderGate, memberJobId } from './order-gate.js';
-import { type PreparedEvent, prepareEvents } from './prepare-run.js';
-import { runPlannedActions } from './run-planned-actions.js';
-
-export interface EventProcessorSettings {
-  /** Backoff between an event's failed runs (capped exponential, full jitter, see backoff.ts). */
-  backoffBaseMs: number;
-  backoffCapMs: number;
-  safetyMarginMs: number;
-  reconcileSkewMs: number;
-  /** How long a job parked behind an earlier event of its conversation sleeps before looking again. */
-  orderRecheckMs: number;
-  /** How long a vanished or failed head may block its conversation before it is dropped. */
-  ghostGraceMs: number;
-}
-
-export interface EventProcessorDeps {
-  redis: RedisClient;
-  keys: BridgeKeys;
-  eventsQueue: Queue;
-  timersQueue: Queue;
-  platform: PlatformPort;
-  classifyPlatformError: PlatformErrorClassifier;
-  forwarder: ForwardPort;
-  rules: () => RulesPort;
-  timers: TimerScheduler;
-  /** Bounds the events run at once in this process (worker.concurrency). */
-  slots: EventSlots;
-  now: () => Date;
-  settings: EventProcessorSettings;
-  failurePolicy: FailurePolicyDeps;
-  log: Logger;
-  onAction?: (report: ActionReport) => void;
-  onWindowBlocked?: (action: PlannedAction) => void;
-  onPlan?: (plan: FrozenPlan, kind: string) => void;
-  /** An event's run failed and will be retried. */
-  onRetry?: () => void;
-  /** Once per event, when its plan is first frozen (retries reuse it): exactly-once counts. */
-  onPlanFrozen?: (plan: Plan) => void;
-  /** Set when `record.enabled`: keeps the event with its facts and plan (issue 15). */
-  recorder?: EventRecorder;
-}
-
-export interface EventRunResult {
-  eventKey: string;
-  conversationId: string;
-  /** The rules that matched (from the frozen plan). */
-  matched: string[];
-  actions: ActionReport[];
-  cancelledTimers: string[];
-  /** The event reported a message the bridge sent itself: no rule ran (own-sends.ts, issue 16). */
-  ownSend?: true;
-}
+import { deadLetter, failureOf, pauseOnFailure } from '../failures/job-failure-policy.js';
+import type { ActionReport } from '../ports.js';
+import { checkOrderGate, leaveOrder } from './order-gate.js';
+import { type PrepareOutcome, prepareEvents } from './prepare-run.js';
+import type { EventProcessorDeps } from './processor-deps.js';
+import { type EventRunResult, runEvent } from './run-event.js';
 
 export interface EventJobResult {
   /** Events of the batch run to completion (by this attempt or an earlier one). */
@@ -96,20 +17,6 @@ export interface EventJobResult {
   /** Events found done already (an earlier attempt, or taken over by a redelivery). */
   skipped: number;
 }
-
-/** One event's run that stopped with an error (the job decides what follows, see below). */
-class EventRunFailed extends Error {
-  constructor(
-    readonly item: BatchedEvent,
-    readonly actions: ActionReport[],
-    override readonly cause: unknown,
-  ) {
-    super(cause instanceof Error ? cause.message : String(cause), { cause });
-    this.name = 'EventRunFailed';
-  }
-}
-
-type GroupOutcome = { kind: 'done' } | { kind: 'waiting'; item: BatchedEvent } | EventRunFailed;
 
 /**
  * The processor of the `events` queue. A job carries a batch of events (one group commit of the
@@ -133,86 +40,164 @@ export async function processEventJob(
   if (!parsed.success) {
     throw new UnrecoverableError(`job ${job.id} does not hold a valid event batch: ${parsed.error.message}`);
   }
-  const { events: items } = parsed.data;
-  const replay = parsed.data.replay !== undefined;
-  const jobId = job.id ?? '';
-  const prefix = `${deps.eventsQueue.qualifiedName}:`;
-  const gateInput = {
-    jobId,
-    jobKeyPrefix: prefix,
-    failedSet: `${deps.eventsQueue.qualifiedName}:failed`,
-    ghostGraceMs: deps.settings.ghostGraceMs,
-    replay,
-  };
-  const member = (item: BatchedEvent) => orderMember(jobId, item.event.key);
-  const prepare = (list: readonly BatchedEvent[]) =>
-    prepareEvents(deps.redis, deps.keys, {
-      ...gateInput,
-      now: Date.now(),
-      events: list.map((item) => ({ event: item.event, member: member(item) })),
-    });
+  const batch = new EventBatch(job, deps, parsed.data);
+  const outcomes = await batch.runConversations();
 
-  const groups = new Map<string, BatchedEvent[]>();
-  for (const item of items) {
-    const c = item.event.conversationId ?? '';
-    const group = groups.get(c);
-    if (group) group.push(item);
-    else groups.set(c, [item]);
+  const runFailures = outcomes.filter((o): o is EventRunFailed => o instanceof EventRunFailed);
+  const waiting = outcomes.flatMap((o) =>
+    !(o instanceof EventRunFailed) && o.kind === 'waiting' ? [o.item] : [],
+  );
+  await settleFailedRuns(batch, runFailures);
+  if (batch.retryInMs !== undefined || waiting.length > 0) await park(batch, token, waiting);
+  if (batch.deadLettered > 0) {
+    throw new UnrecoverableError(`${batch.deadLettered} event(s) of this batch were dead-lettered`);
   }
-  const first = await prepare(items);
-  const preparedOf = new Map(items.map((item, i) => [item, first[i]]));
-  const done: EventRunResult[] = (parsed.data.finished ?? []) as EventRunResult[];
-  const finishedBefore = done.length;
-  let skipped = 0;
-  /** Failed runs per event key: each event has its own attempts (see the failure loop below). */
-  const failures: Record<string, number> = { ...parsed.data.failures };
-  let failuresChanged = false;
-  let kept = false;
-  /** Before the job parks or retries: what this attempt finished and which events failed go with it (one write, rare path). */
-  const keepFinished = async () => {
-    if (kept || (done.length === finishedBefore && !failuresChanged)) return;
-    kept = true;
-    await job.updateData({ ...parsed.data, finished: done, failures });
-  };
+  return { events: batch.done, skipped: batch.skipped };
+}
 
-  const runGroup = async (group: BatchedEvent[]): Promise<GroupOutcome> => {
+/** One event's run that stopped with an error (the job decides what follows, see settleFailedRuns). */
+class EventRunFailed extends Error {
+  constructor(
+    readonly item: BatchedEvent,
+    readonly actions: ActionReport[],
+    override readonly cause: unknown,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.name = 'EventRunFailed';
+  }
+}
+
+type GroupOutcome = { kind: 'done' } | { kind: 'waiting'; item: BatchedEvent } | EventRunFailed;
+
+/**
+ * One attempt at a batch job: its events, what it has finished (by this attempt or an earlier
+ * one), each event's failed runs, and what it writes back before it parks or retries.
+ */
+class EventBatch {
+  readonly items: BatchedEvent[];
+  readonly replay: boolean;
+  readonly jobId: string;
+  /** The order gate's arguments for this job (prepare-run.ts, order-gate.ts). */
+  readonly gateInput: {
+    jobId: string;
+    jobKeyPrefix: string;
+    failedSet: string;
+    ghostGraceMs: number;
+    replay: boolean;
+  };
+  readonly done: EventRunResult[];
+  private readonly finishedBefore: number;
+  skipped = 0;
+  /** Failed runs per event key: each event has its own attempts (see settleFailedRuns). */
+  readonly failures: Record<string, number>;
+  failuresChanged = false;
+  private kept = false;
+  /** When the earliest retry of a failed event is due (ms from now); undefined when none. */
+  retryInMs: number | undefined;
+  deadLettered = 0;
+
+  constructor(
+    readonly job: Job,
+    readonly deps: EventProcessorDeps,
+    private readonly data: EventBatchData,
+  ) {
+    this.items = data.events;
+    this.replay = data.replay !== undefined;
+    this.jobId = job.id ?? '';
+    const prefix = `${deps.eventsQueue.qualifiedName}:`;
+    this.gateInput = {
+      jobId: this.jobId,
+      jobKeyPrefix: prefix,
+      failedSet: `${deps.eventsQueue.qualifiedName}:failed`,
+      ghostGraceMs: deps.settings.ghostGraceMs,
+      replay: this.replay,
+    };
+    this.done = (data.finished ?? []) as EventRunResult[];
+    this.finishedBefore = this.done.length;
+    this.failures = { ...data.failures };
+  }
+
+  /** The event's member in its conversation's order (queue/redis-keys.ts orderMember). */
+  member(item: BatchedEvent): string {
+    return orderMember(this.jobId, item.event.key);
+  }
+
+  prepare(list: readonly BatchedEvent[]): Promise<PrepareOutcome[]> {
+    return prepareEvents(this.deps.redis, this.deps.keys, {
+      ...this.gateInput,
+      now: Date.now(),
+      events: list.map((item) => ({ event: item.event, member: this.member(item) })),
+    });
+  }
+
+  /** Runs the batch's conversations side by side, each conversation's events one after the other. */
+  async runConversations(): Promise<GroupOutcome[]> {
+    const groups = new Map<string, BatchedEvent[]>();
+    for (const item of this.items) {
+      const c = item.event.conversationId ?? '';
+      const group = groups.get(c);
+      if (group) group.push(item);
+      else groups.set(c, [item]);
+    }
+    const first = await this.prepare(this.items);
+    const preparedOf = new Map(this.items.map((item, i) => [item, first[i]]));
+    return await Promise.all([...groups.values()].map((group) => this.runGroup(group, preparedOf)));
+  }
+
+  private async runGroup(
+    group: BatchedEvent[],
+    preparedOf: Map<BatchedEvent, PrepareOutcome | undefined>,
+  ): Promise<GroupOutcome> {
+    const deps = this.deps;
     for (const item of group) {
       let outcome = preparedOf.get(item);
       // Chained behind an earlier event of this batch (which has just left): look again.
-      if (outcome?.gate.kind === 'chain') outcome = (await prepare([item]))[0];
+      if (outcome?.gate.kind === 'chain') outcome = (await this.prepare([item]))[0];
       if (!outcome) return { kind: 'waiting', item };
       if (outcome.gate.kind === 'skip') {
-        skipped += 1;
+        this.skipped += 1;
         continue;
       }
       if (outcome.gate.kind !== 'go' || !('state' in outcome)) return { kind: 'waiting', item };
       const actions: ActionReport[] = [];
       try {
         const prepared = outcome;
-        const run = () => runEvent(item, member(item), prepared, deps, actions, replay);
+        const run = () => runEvent(item, this.member(item), prepared, deps, actions, this.replay);
         // With tracing on, the run is the `event process` span of the webhook's trace (issue 14).
-        done.push(await deps.slots.run(() => traceEventRun(item, run, eventSpanFacts)));
+        this.done.push(await deps.slots.run(() => traceEventRun(item, run, eventSpanFacts)));
       } catch (error) {
         await outcome.state.flush().catch(() => undefined);
         return new EventRunFailed(item, actions, error);
       }
     }
     return { kind: 'done' };
-  };
-  const outcomes = await Promise.all([...groups.values()].map(runGroup));
+  }
 
-  const runFailures = outcomes.filter((o): o is EventRunFailed => o instanceof EventRunFailed);
-  const waiting = outcomes.flatMap((o) =>
-    !(o instanceof EventRunFailed) && o.kind === 'waiting' ? [o.item] : [],
-  );
-  let retryInMs: number | undefined;
-  let deadLettered = 0;
+  /** Before the job parks or retries: what this attempt finished and which events failed go with it (one write, rare path). */
+  async keepFinished(): Promise<void> {
+    if (this.kept || (this.done.length === this.finishedBefore && !this.failuresChanged)) return;
+    this.kept = true;
+    await this.job.updateData({ ...this.data, finished: this.done, failures: this.failures });
+  }
+}
+
+function eventSpanFacts(result: EventRunResult) {
+  return { rules: result.matched, actions: result.actions.length };
+}
+
+/**
+ * The fate of each failed run: a 429 or a credentials failure pauses everything (the job comes
+ * back unchanged); otherwise the event is retried on its own attempts (`batch.retryInMs`), or,
+ * refused for good or out of attempts, dead-lettered on its own (`batch.deadLettered`).
+ */
+async function settleFailedRuns(batch: EventBatch, runFailures: readonly EventRunFailed[]): Promise<void> {
+  const { job, deps, failures } = batch;
   const attempts = job.opts.attempts ?? 1;
   for (const failed of runFailures) {
     const failure = failureOf(failed.cause);
     // A 429 or a refusal of our credentials pauses everything; the job comes back unchanged.
     if (failure.kind === 'rate-limited' || failure.kind === 'auth') {
-      await keepFinished();
+      await batch.keepFinished();
       await pauseOnFailure(failure, deps.failurePolicy);
     }
     const event = failed.item.event;
@@ -221,13 +206,13 @@ export async function processEventJob(
       // The job retries on its own schedule rather than BullMQ's attempts: those are shared by the
       // whole batch, and one event's bad luck must not use up its neighbours' attempts.
       failures[event.key] = tries;
-      failuresChanged = true;
+      batch.failuresChanged = true;
       const delay = jobRetryDelay(tries, deps.settings.backoffBaseMs, deps.settings.backoffCapMs);
-      retryInMs = Math.min(retryInMs ?? delay, delay);
+      batch.retryInMs = Math.min(batch.retryInMs ?? delay, delay);
       deps.onRetry?.();
       deps.log.warn(
         {
-          jobId,
+          jobId: batch.jobId,
           conversationId: event.conversationId,
           eventKey: event.key,
           attempt: tries,
@@ -246,222 +231,39 @@ export async function processEventJob(
       actions: failed.actions,
       data: { events: [failed.item] },
       idSuffix: eventId(event.key).slice(0, 8),
-      release: () => leave(deps, failed.item.event, member(failed.item), RUN_TTL_SECONDS, {}, []),
+      release: () => leaveOrder(deps, failed.item.event, batch.member(failed.item), RUN_TTL_SECONDS, {}, []),
     });
-    deadLettered += 1;
-  }
-  if (retryInMs !== undefined || waiting.length > 0) {
-    await keepFinished();
-    const recheck = waiting.length > 0 ? deps.settings.orderRecheckMs : Number.POSITIVE_INFINITY;
-    await job.moveToDelayed(Date.now() + Math.min(retryInMs ?? recheck, recheck), token);
-    // A head may have left between the check and the park: look once more, and if it is our
-    // turn now, promote ourselves instead of sleeping a full recheck period.
-    const kinds =
-      waiting.length === 0
-        ? []
-        : await checkOrderGate(deps.redis, {
-            ...gateInput,
-            dedupePrefix: deps.keys.dedupePrefix,
-            now: Date.now(),
-            events: waiting.map((item) => ({
-              orderKey: deps.keys.order(item.event.conversationId ?? ''),
-              member: member(item),
-            })),
-          });
-    if (kinds.some((kind) => kind !== 'wait')) await job.promote().catch(() => undefined);
-    throw new DelayedError();
-  }
-  if (deadLettered > 0) {
-    throw new UnrecoverableError(`${deadLettered} event(s) of this batch were dead-lettered`);
-  }
-  return { events: done, skipped };
-}
-
-/** One event's run, from its prepared state to leaving the order. */
-async function runEvent(
-  item: BatchedEvent,
-  me: string,
-  prepared: PreparedEvent,
-  deps: EventProcessorDeps,
-  actions: ActionReport[],
-  replay: boolean,
-): Promise<EventRunResult> {
-  const { event } = item;
-  const conversationId = event.conversationId ?? '';
-  const log = lazyChild(deps.log, () => ({ conversationId, eventKey: event.key }));
-  if (prepared.gate.released) {
-    log.warn(
-      { released: prepared.gate.released },
-      'dropped a vanished or failed job that blocked this conversation',
-    );
-  }
-  let facts: StoredFacts = prepared.facts;
-  const cancelledTimers = prepared.cancelledTimers;
-  if (cancelledTimers.length > 0) {
-    await removeTimerJobs(deps.timersQueue, cancelledTimers);
-    log.info({ cancelledTimers }, 'cancelled timers');
-  }
-
-  const rules = deps.rules();
-  // The platform's report of our own send: it is not a human agent's reply (own-sends.ts).
-  if (prepared.ownSend)
-    log.info({ kind: event.kind }, "the bridge's own message reported back: no rules run");
-  // What the plan was evaluated with, for the recorder (undefined when a frozen plan was read back).
-  let evaluated: { now: Date; facts: ConversationFacts; blocked: string[] } | undefined;
-  const plan = await frozenPlan(
-    prepared,
-    prepared.ownSend,
-    async () => {
-      const now = deps.now();
-      let planned = rules.evaluate(event, factsForEvaluation(facts, event), now);
-      const needsHistory =
-        (event.kind !== 'message_in' &&
-          !facts.lastCustomerMessageAt &&
-          planned.actions.some(dependsOnWindow)) ||
-        (rules.usesFirstMessage &&
-          event.kind === 'message_in' &&
-          !facts.historyChecked &&
-          facts.firstEventKey === event.key);
-      if (needsHistory) {
-        const learned = await learnFromHistory(
-          deps.redis,
-          deps.keys,
-          conversationId,
-          deps.platform.history(conversationId),
-          event.messageId,
-        );
-        facts = {
-          ...facts,
-          lastCustomerMessageAt: maxDate(facts.lastCustomerMessageAt, learned.lastCustomerMessageAt),
-          historyChecked: true,
-          firstEventKey:
-            learned.earlierCustomerMessages > 0 && facts.firstEventKey === event.key
-              ? 'history'
-              : facts.firstEventKey,
-        };
-        planned = rules.evaluate(event, factsForEvaluation(facts, event), now);
-      }
-      if (deps.recorder) {
-        const blocked = planned.blockedReplies.map((b) => b.actionId);
-        evaluated = { now, facts: factsForEvaluation(facts, event), blocked };
-      }
-      return planned;
-    },
-    deps.onPlanFrozen,
-  );
-  deps.onPlan?.(plan, event.kind);
-  if (evaluated) deps.recorder?.record({ event, plan, ...evaluated });
-  for (const [field, value] of Object.entries(cooldownFields(plan, deps.now()))) {
-    prepared.state.stageConversation(field, value);
-  }
-
-  const reports = await runPlannedActions(
-    deps,
-    {
-      scope: event.key,
-      event,
-      conversationId,
-      facts,
-      rules,
-      replay,
-      state: prepared.state,
-      log,
-    },
-    plan.actions,
-    actions,
-  );
-  const stale = staleSentMarks(facts, deps.settings.reconcileSkewMs);
-  await leave(
-    deps,
-    event,
-    me,
-    0,
-    prepared.state.takeConversationFields(),
-    stale,
-    prepared.newConversation ? FACTS_TTL_SECONDS : 0,
-  );
-  if (log.isLevelEnabled('debug')) log.debug({ actions: reports.length }, 'event processed');
-  return {
-    eventKey: event.key,
-    conversationId,
-    matched: plan.matched.map((m) => m.rule),
-    actions: reports,
-    cancelledTimers,
-    ...(prepared.ownSend ? { ownSend: true as const } : {}),
-  };
-}
-
-function eventSpanFacts(result: EventRunResult) {
-  return { rules: result.matched, actions: result.actions.length };
-}
-
-/**
- * Leaves the conversation's order (see order-gate.ts) and wakes the next event's job when it is
- * parked. The next event of the same batch is run by the batch itself.
- */
-async function leave(
-  deps: EventProcessorDeps,
-  event: ConversationEvent,
-  me: string,
-  keepRunSeconds: number,
-  set: Record<string, string>,
-  remove: readonly string[],
-  conversationTtlSeconds = 0,
-): Promise<void> {
-  const c = event.conversationId ?? '';
-  const next = await leaveOrderGate(deps.redis, {
-    orderKey: deps.keys.order(c),
-    conversationKey: deps.keys.conversation(c),
-    runKey: deps.keys.run(event.key),
-    delayedSet: `${deps.eventsQueue.qualifiedName}:delayed`,
-    member: me,
-    keepRunSeconds,
-    conversationTtlSeconds,
-    set,
-    remove,
-  });
-  if (next?.parked && memberJobId(next.next) !== memberJobId(me)) {
-    await (await deps.eventsQueue.getJob(memberJobId(next.next)))?.promote().catch(() => undefined);
+    batch.deadLettered += 1;
   }
 }
 
 /**
- * A planned action whose presence depends on the reply window: a windowed reply, or the
- * when_closed actions the evaluator put in a reply's place because it knew no customer message
- * (ids `<reply id>~closed.<n>`). Either way the last customer message must be known, from history
- * if need be, before the plan is frozen.
+ * Parks the job (delayed) until its earliest retry is due or, when events wait for an earlier
+ * event of another job, for one recheck period; always throws DelayedError.
  */
-function dependsOnWindow(action: PlannedAction): boolean {
-  return (action.type === 'reply' && action.window.applies) || action.id.includes('~closed.');
-}
-
-function maxDate(a: Date | null, b: Date | null): Date | null {
-  if (!a) return b;
-  if (!b) return a;
-  return a > b ? a : b;
-}
-
-/**
- * The plan of an event, evaluated once; a re-run reads it back instead of evaluating again. It is
- * staged with the run's state and written with its first durable write (before the first outside
- * call that needs one). Only the actions and the matched rules are kept: serialising every rule's
- * outcome would cost O(rules) per event (see evaluate-rules.ts).
- */
-async function frozenPlan(
-  prepared: PreparedEvent,
-  ownSend: boolean,
-  evaluate: () => Promise<Plan>,
-  onFrozen?: (plan: Plan) => void,
-): Promise<FrozenPlan> {
-  const stored = prepared.state.storedPlan;
-  if (stored) return JSON.parse(stored) as FrozenPlan;
-  if (ownSend) return { actions: [], matched: [] };
-  const evaluated = await evaluate();
-  const plan: FrozenPlan = {
-    actions: evaluated.actions,
-    matched: evaluated.matched.map((m) => ({ rule: m.rule, cooldownMs: m.cooldownMs })),
-  };
-  if (plan.actions.length > 0) prepared.state.stagePlan(JSON.stringify(plan));
-  onFrozen?.(evaluated);
-  return plan;
+async function park(
+  batch: EventBatch,
+  token: string | undefined,
+  waiting: readonly BatchedEvent[],
+): Promise<never> {
+  const { job, deps, retryInMs } = batch;
+  await batch.keepFinished();
+  const recheck = waiting.length > 0 ? deps.settings.orderRecheckMs : Number.POSITIVE_INFINITY;
+  await job.moveToDelayed(Date.now() + Math.min(retryInMs ?? recheck, recheck), token);
+  // A head may have left between the check and the park: look once more, and if it is our
+  // turn now, promote ourselves instead of sleeping a full recheck period.
+  const kinds =
+    waiting.length === 0
+      ? []
+      : await checkOrderGate(deps.redis, {
+          ...batch.gateInput,
+          dedupePrefix: deps.keys.dedupePrefix,
+          now: Date.now(),
+          events: waiting.map((item) => ({
+            orderKey: deps.keys.order(item.event.conversationId ?? ''),
+            member: batch.member(item),
+          })),
+        });
+  if (kinds.some((kind) => kind !== 'wait')) await job.promote().catch(() => undefined);
+  throw new DelayedError();
 }

@@ -4,7 +4,7 @@ import { RunState } from '../exactly-once/execute-actions.js';
 import { handleJobFailure } from '../failures/job-failure-policy.js';
 import type { ActionReport } from '../ports.js';
 import { claimTimer, releaseTimer, TimerJobDataSchema } from '../timers/timers.js';
-import type { EventProcessorDeps } from './process-event.js';
+import type { EventProcessorDeps } from './processor-deps.js';
 import { runPlannedActions } from './run-planned-actions.js';
 
 /** Longest a due timer waits for earlier events of its conversation before it fires anyway. */

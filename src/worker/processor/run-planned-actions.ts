@@ -6,7 +6,7 @@ import type { RunState } from '../exactly-once/execute-actions.js';
 import { executeActions } from '../exactly-once/execute-actions.js';
 import type { ActionReport, PlannedAction, RulesPort } from '../ports.js';
 import { timerIdFor } from '../timers/timers.js';
-import type { EventProcessorDeps } from './process-event.js';
+import type { EventProcessorDeps } from './processor-deps.js';
 
 /** What one run acts for: an event, or a fired timer (with the event that set it). */
 export interface RunSubject {
