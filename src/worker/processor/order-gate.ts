@@ -61,6 +61,12 @@ local function gate(order, me, job)
 end
 `;
 
+/** How long a job parked behind an earlier event of its conversation sleeps before looking again. */
+export const ORDER_RECHECK_MS = 2_000;
+
+/** How long a vanished or failed head may block its conversation before it is dropped. */
+export const GHOST_GRACE_MS = 30_000;
+
 export type GateDecision =
   | { kind: 'go'; released: string | null }
   | { kind: 'skip' }

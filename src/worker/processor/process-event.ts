@@ -6,7 +6,7 @@ import { RUN_TTL_SECONDS } from '../exactly-once/execute-actions.js';
 import { jobRetryDelay } from '../failures/backoff.js';
 import { deadLetter, failureOf, pauseOnFailure } from '../failures/job-failure-policy.js';
 import type { ActionReport } from '../ports.js';
-import { checkOrderGate, leaveOrder } from './order-gate.js';
+import { checkOrderGate, GHOST_GRACE_MS, leaveOrder, ORDER_RECHECK_MS } from './order-gate.js';
 import { type PrepareOutcome, prepareEvents } from './prepare-run.js';
 import type { EventProcessorDeps } from './processor-deps.js';
 import { type EventRunResult, runEvent } from './run-event.js';
@@ -109,7 +109,7 @@ class EventBatch {
       jobId: this.jobId,
       jobKeyPrefix: prefix,
       failedSet: `${deps.eventsQueue.qualifiedName}:failed`,
-      ghostGraceMs: deps.settings.ghostGraceMs,
+      ghostGraceMs: GHOST_GRACE_MS,
       replay: this.replay,
     };
     this.done = (data.finished ?? []) as EventRunResult[];
@@ -207,7 +207,7 @@ async function settleFailedRuns(batch: EventBatch, runFailures: readonly EventRu
       // whole batch, and one event's bad luck must not use up its neighbours' attempts.
       failures[event.key] = tries;
       batch.failuresChanged = true;
-      const delay = jobRetryDelay(tries, deps.settings.backoffBaseMs, deps.settings.backoffCapMs);
+      const delay = jobRetryDelay(tries, deps.settings.backoff.baseMs, deps.settings.backoff.maxMs);
       batch.retryInMs = Math.min(batch.retryInMs ?? delay, delay);
       deps.onRetry?.();
       deps.log.warn(
@@ -248,7 +248,7 @@ async function park(
 ): Promise<never> {
   const { job, deps, retryInMs } = batch;
   await batch.keepFinished();
-  const recheck = waiting.length > 0 ? deps.settings.orderRecheckMs : Number.POSITIVE_INFINITY;
+  const recheck = waiting.length > 0 ? ORDER_RECHECK_MS : Number.POSITIVE_INFINITY;
   await job.moveToDelayed(Date.now() + Math.min(retryInMs ?? recheck, recheck), token);
   // A head may have left between the check and the park: look once more, and if it is our
   // turn now, promote ourselves instead of sleeping a full recheck period.

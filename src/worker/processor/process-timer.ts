@@ -4,6 +4,7 @@ import { RunState } from '../exactly-once/execute-actions.js';
 import { handleJobFailure } from '../failures/job-failure-policy.js';
 import type { ActionReport } from '../ports.js';
 import { claimTimer, releaseTimer, TimerJobDataSchema } from '../timers/timers.js';
+import { ORDER_RECHECK_MS } from './order-gate.js';
 import type { EventProcessorDeps } from './processor-deps.js';
 import { runPlannedActions } from './run-planned-actions.js';
 
@@ -46,7 +47,7 @@ export async function processTimerJob(
     const headArrival = head[1] === undefined ? Number.POSITIVE_INFINITY : Number(head[1]);
     if (headArrival <= cut && now - firstFiredAt < MAX_WAIT_FOR_EARLIER_EVENTS_MS) {
       await job.updateData({ ...data, cut, firstFiredAt });
-      await job.moveToDelayed(now + deps.settings.orderRecheckMs, token);
+      await job.moveToDelayed(now + ORDER_RECHECK_MS, token);
       throw new DelayedError();
     }
     const claim = await claimTimer(deps.redis, deps.keys, data.conversationId, data.timerId);

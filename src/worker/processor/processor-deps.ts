@@ -1,5 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
+import type { WorkerSettings } from '../../config/config-schema.js';
 import type { BridgeKeys } from '../../queue/redis-keys.js';
 import type { RedisClient } from '../../redis/redis-client.js';
 import type { PlatformErrorClassifier } from '../failures/classify-failure.js';
@@ -16,18 +17,6 @@ import type {
   TimerScheduler,
 } from '../ports.js';
 import type { EventSlots } from './event-slots.js';
-
-export interface EventProcessorSettings {
-  /** Backoff between an event's failed runs (capped exponential, full jitter, see backoff.ts). */
-  backoffBaseMs: number;
-  backoffCapMs: number;
-  safetyMarginMs: number;
-  reconcileSkewMs: number;
-  /** How long a job parked behind an earlier event of its conversation sleeps before looking again. */
-  orderRecheckMs: number;
-  /** How long a vanished or failed head may block its conversation before it is dropped. */
-  ghostGraceMs: number;
-}
 
 /**
  * What both processors (process-event.ts, process-timer.ts) run with: one per shard (its keys and
@@ -46,7 +35,8 @@ export interface EventProcessorDeps {
   /** Bounds the events run at once in this process (worker.concurrency). */
   slots: EventSlots;
   now: () => Date;
-  settings: EventProcessorSettings;
+  /** The `worker:` section as validated (backoff between an event's failed runs, safety margin, skew). */
+  settings: WorkerSettings;
   failurePolicy: FailurePolicyDeps;
   log: Logger;
   onAction?: (report: ActionReport) => void;

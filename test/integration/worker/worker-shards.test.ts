@@ -1,6 +1,7 @@
 import pino from 'pino';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../src/base/wait-for.js';
+import { parseWorkerSettings } from '../../../src/config/config-schema.js';
 import { parseConfigText } from '../../../src/config/load-config.js';
 import { createKeyLayout, shardIndexOf } from '../../../src/queue/key-layout.js';
 import { createEventProducer, DEFAULT_EVENT_JOB_OPTIONS } from '../../../src/receive/event-producer.js';
@@ -75,7 +76,7 @@ describe('queue shards and worker.shards (real Redis, real BullMQ)', () => {
         redisUrl: testRedisUrl(),
         prefix,
         layout,
-        shards,
+        settings: parseWorkerSettings({ shards }),
         platform,
         classifyPlatformError: () => undefined,
         forwarder: { forward: async () => ({ status: 200 }) },
@@ -110,7 +111,7 @@ describe('queue shards and worker.shards (real Redis, real BullMQ)', () => {
         redisUrl: testRedisUrl(),
         prefix,
         layout,
-        shards: [5],
+        settings: parseWorkerSettings({ shards: [5] }),
         platform: {} as PlatformPort,
         classifyPlatformError: () => undefined,
         forwarder: { forward: async () => ({ status: 200 }) },
