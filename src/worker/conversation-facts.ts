@@ -113,7 +113,7 @@ export function formatSentMark(at: number, chain: SendChain | null): string {
   return chain ? `${at}|${chain.since}|${chain.count}` : String(at);
 }
 
-/** The facts alone (a fired timer reads them; an event's run gets them from prepare-run.ts). */
+/** The facts alone (a fired timer reads them; an event's run gets them from processor/prepare-run.ts). */
 export async function loadFacts(
   redis: RedisClient,
   keys: BridgeKeys,
@@ -124,7 +124,7 @@ export async function loadFacts(
 
 /**
  * The facts once a customer message is recorded: the last-customer-message time moves forward,
- * never back, and the first message is remembered. Pure: prepare-run.ts makes the same change in
+ * never back, and the first message is remembered. Pure: processor/prepare-run.ts makes the same change in
  * RedisClient, in the same script that read the facts.
  */
 export function withCustomerMessage(stored: StoredFacts, event: ConversationEvent): StoredFacts {

@@ -16,7 +16,7 @@ export function platformPort(client: PlatformClient): PlatformPort {
 }
 
 /**
- * Maps the client's typed errors onto what the worker does about them (classify-failure.ts).
+ * Maps the client's typed errors onto what the worker does about them (failures/classify-failure.ts).
  * A CONTRACT error on a call that creates something (send, note) came with a 2xx answer, so the
  * platform may well have acted: it is treated as an unknown outcome and reconciled.
  */

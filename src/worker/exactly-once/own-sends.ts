@@ -12,7 +12,7 @@ import { comparableText } from './reconcile-action.js';
  * when the call returns), or its text is one the bridge began sending moments ago (`R:<hash>`,
  * written BEFORE the call, so an echo that overtakes the bridge's own bookkeeping is still known).
  *
- * No extra round trip: prepare-run.ts already reads the conversation hash; the worker passes the
+ * No extra round trip: processor/prepare-run.ts already reads the conversation hash; the worker passes the
  * two field names to look for and the script reports whether either is there.
  */
 

@@ -43,7 +43,7 @@ export class RunState {
     this.hasKey = Object.keys(stored).length > 0;
   }
 
-  /** Reads a run's state (a timer's run; an event's comes with prepare-run.ts). */
+  /** Reads a run's state (a timer's run; an event's comes with processor/prepare-run.ts). */
   static async load(redis: RedisClient, runKey: string, conversationKey: string): Promise<RunState> {
     return new RunState(redis, runKey, conversationKey, await redis.hgetall(runKey));
   }

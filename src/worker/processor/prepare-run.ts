@@ -25,7 +25,7 @@ import { GATE_LUA, type GateDecision } from './order-gate.js';
  * ARGV: job key prefix, failed set key, dedupe key prefix, now ms, ghost grace ms, batch job id,
  * '1' to skip the gate (a replay), conversation ttl seconds; then per event: order member, kind,
  * occurred-at (ISO, UTC), event key, and two conversation-hash fields whose presence marks the
- * event as the echo of the bridge's own send ('' when not looked for; own-sends.ts, issue 16): an
+ * event as the echo of the bridge's own send ('' when not looked for; exactly-once/own-sends.ts, issue 16): an
  * echo cancels no timer, and is reported so that no rule runs for it.
  */
 const PREPARE_LUA = `${GATE_LUA}
@@ -88,7 +88,7 @@ export interface PreparedEvent {
   newConversation: boolean;
   /** Timer ids whose registration this event cancelled. */
   cancelledTimers: string[];
-  /** The event reports a message the bridge sent itself (own-sends.ts): no rule runs for it. */
+  /** The event reports a message the bridge sent itself (exactly-once/own-sends.ts): no rule runs for it. */
   ownSend: boolean;
   state: RunState;
 }

@@ -17,7 +17,7 @@ export interface EventRunResult {
   matched: string[];
   actions: ActionReport[];
   cancelledTimers: string[];
-  /** The event reported a message the bridge sent itself: no rule ran (own-sends.ts, issue 16). */
+  /** The event reported a message the bridge sent itself: no rule ran (exactly-once/own-sends.ts, issue 16). */
   ownSend?: true;
 }
 
@@ -50,7 +50,7 @@ export async function runEvent(
   }
 
   const rules = deps.rules();
-  // The platform's report of our own send: it is not a human agent's reply (own-sends.ts).
+  // The platform's report of our own send: it is not a human agent's reply (exactly-once/own-sends.ts).
   if (prepared.ownSend)
     log.info({ kind: event.kind }, "the bridge's own message reported back: no rules run");
   const plan = await planEvent(event, conversationId, prepared, rules, deps);

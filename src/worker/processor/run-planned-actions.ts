@@ -22,7 +22,7 @@ export interface RunSubject {
 }
 
 /**
- * Runs planned actions for an event or a timer through the ledger (execute-actions.ts), collecting
+ * Runs planned actions for an event or a timer through the ledger (exactly-once/execute-actions.ts), collecting
  * each report into `collected` as it happens (so a failure policy sees what was done before the
  * run stopped). Actions the platform refused for good make the run fail as unrecoverable, so the
  * job is dead-lettered with them named.

@@ -96,7 +96,7 @@ export function createTimerScheduler(
 
 /**
  * Removes the delayed jobs of timers an event cancelled (their registrations were already deleted
- * atomically by prepare-run.ts, so even if a removal fails the timer finds itself cancelled).
+ * atomically by processor/prepare-run.ts, so even if a removal fails the timer finds itself cancelled).
  */
 export async function removeTimerJobs(queue: Queue, timerIds: readonly string[]): Promise<void> {
   for (const timerId of timerIds) await queue.remove(timerId).catch(() => 0);
