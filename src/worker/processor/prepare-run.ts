@@ -83,6 +83,7 @@ const prepareScript = defineRedisScript<unknown[][]>('PrepareBatch', 'any', PREP
 
 export interface PreparedEvent {
   gate: Extract<GateDecision, { kind: 'go' }>;
+  /** The conversation's facts; planning replaces them when it learns from history (plan-event.ts). */
   facts: StoredFacts;
   /** The conversation hash has no TTL yet (a write must give it one). */
   newConversation: boolean;

@@ -41,13 +41,18 @@ export async function processEventJob(
     throw new UnrecoverableError(`job ${job.id} does not hold a valid event batch: ${parsed.error.message}`);
   }
   const batch = new EventBatch(job, deps, parsed.data);
-  const outcomes = await batch.runConversations();
+  // Everything the runs need, for the whole batch in one round trip; then the conversations run
+  // side by side, each conversation's events one after the other.
+  const groups = batch.byConversation();
+  const first = await batch.prepare(batch.items);
+  const preparedOf = new Map(batch.items.map((item, i) => [item, first[i]]));
+  const outcomes = await Promise.all([...groups.values()].map((group) => batch.runGroup(group, preparedOf)));
 
   const runFailures = outcomes.filter((o): o is EventRunFailed => o instanceof EventRunFailed);
   const waiting = outcomes.flatMap((o) =>
     !(o instanceof EventRunFailed) && o.kind === 'waiting' ? [o.item] : [],
   );
-  await settleFailedRuns(batch, runFailures);
+  if (runFailures.length > 0) await settleFailedRuns(batch, runFailures);
   if (batch.retryInMs !== undefined || waiting.length > 0) await park(batch, token, waiting);
   if (batch.deadLettered > 0) {
     throw new UnrecoverableError(`${batch.deadLettered} event(s) of this batch were dead-lettered`);
@@ -130,8 +135,8 @@ class EventBatch {
     });
   }
 
-  /** Runs the batch's conversations side by side, each conversation's events one after the other. */
-  async runConversations(): Promise<GroupOutcome[]> {
+  /** The batch's events by conversation, in the batch's order. */
+  byConversation(): Map<string, BatchedEvent[]> {
     const groups = new Map<string, BatchedEvent[]>();
     for (const item of this.items) {
       const c = item.event.conversationId ?? '';
@@ -139,12 +144,11 @@ class EventBatch {
       if (group) group.push(item);
       else groups.set(c, [item]);
     }
-    const first = await this.prepare(this.items);
-    const preparedOf = new Map(this.items.map((item, i) => [item, first[i]]));
-    return await Promise.all([...groups.values()].map((group) => this.runGroup(group, preparedOf)));
+    return groups;
   }
 
-  private async runGroup(
+  /** Runs one conversation's events in turn, each when the order gate lets it. */
+  async runGroup(
     group: BatchedEvent[],
     preparedOf: Map<BatchedEvent, PrepareOutcome | undefined>,
   ): Promise<GroupOutcome> {
