@@ -22,78 +22,67 @@ export async function planEvent(
   let facts = prepared.facts;
   // What the plan was evaluated with, for the recorder (undefined when a frozen plan was read back).
   let evaluated: { now: Date; facts: ConversationFacts; blocked: string[] } | undefined;
-  const plan = await frozenPlan(
-    prepared,
-    prepared.ownSend,
-    async () => {
-      const now = deps.now();
-      let planned = rules.evaluate(event, factsForEvaluation(facts, event), now);
-      const needsHistory =
-        (event.kind !== 'message_in' &&
-          !facts.lastCustomerMessageAt &&
-          planned.actions.some(dependsOnWindow)) ||
-        (rules.usesFirstMessage &&
-          event.kind === 'message_in' &&
-          !facts.historyChecked &&
-          facts.firstEventKey === event.key);
-      if (needsHistory) {
-        const learned = await learnFromHistory(
-          deps.redis,
-          deps.keys,
-          conversationId,
-          deps.platform.history(conversationId),
-          event.messageId,
-        );
-        facts = {
-          ...facts,
-          lastCustomerMessageAt: maxDate(facts.lastCustomerMessageAt, learned.lastCustomerMessageAt),
-          historyChecked: true,
-          firstEventKey:
-            learned.earlierCustomerMessages > 0 && facts.firstEventKey === event.key
-              ? 'history'
-              : facts.firstEventKey,
-        };
-        prepared.facts = facts;
-        planned = rules.evaluate(event, factsForEvaluation(facts, event), now);
-      }
-      if (deps.recorder) {
-        const blocked = planned.blockedReplies.map((b) => b.actionId);
-        evaluated = { now, facts: factsForEvaluation(facts, event), blocked };
-      }
-      return planned;
-    },
-    deps.onPlanFrozen,
-  );
+  const evaluate = async (): Promise<Plan> => {
+    const now = deps.now();
+    let planned = rules.evaluate(event, factsForEvaluation(facts, event), now);
+    const needsHistory =
+      (event.kind !== 'message_in' &&
+        !facts.lastCustomerMessageAt &&
+        planned.actions.some(dependsOnWindow)) ||
+      (rules.usesFirstMessage &&
+        event.kind === 'message_in' &&
+        !facts.historyChecked &&
+        facts.firstEventKey === event.key);
+    if (needsHistory) {
+      const learned = await learnFromHistory(
+        deps.redis,
+        deps.keys,
+        conversationId,
+        deps.platform.history(conversationId),
+        event.messageId,
+      );
+      facts = {
+        ...facts,
+        lastCustomerMessageAt: maxDate(facts.lastCustomerMessageAt, learned.lastCustomerMessageAt),
+        historyChecked: true,
+        firstEventKey:
+          learned.earlierCustomerMessages > 0 && facts.firstEventKey === event.key
+            ? 'history'
+            : facts.firstEventKey,
+      };
+      prepared.facts = facts;
+      planned = rules.evaluate(event, factsForEvaluation(facts, event), now);
+    }
+    if (deps.recorder) {
+      const blocked = planned.blockedReplies.map((b) => b.actionId);
+      evaluated = { now, facts: factsForEvaluation(facts, event), blocked };
+    }
+    return planned;
+  };
+
+  // Evaluated once; a re-run reads the plan back instead of evaluating again. It is staged with
+  // the run's state and written with its first durable write (before the first outside call that
+  // needs one). Only the actions and the matched rules are kept: serialising every rule's outcome
+  // would cost O(rules) per event (see evaluate-rules.ts).
+  let plan: FrozenPlan;
+  const stored = prepared.state.storedPlan;
+  if (stored) plan = JSON.parse(stored) as FrozenPlan;
+  else if (prepared.ownSend) plan = { actions: [], matched: [] };
+  else {
+    const planned = await evaluate();
+    plan = {
+      actions: planned.actions,
+      matched: planned.matched.map((m) => ({ rule: m.rule, cooldownMs: m.cooldownMs })),
+    };
+    if (plan.actions.length > 0) prepared.state.stagePlan(JSON.stringify(plan));
+    deps.onPlanFrozen?.(planned);
+  }
+
   deps.onPlan?.(plan, event.kind);
   if (evaluated) deps.recorder?.record({ event, plan, ...evaluated });
   for (const [field, value] of Object.entries(cooldownFields(plan, deps.now()))) {
     prepared.state.stageConversation(field, value);
   }
-  return plan;
-}
-
-/**
- * The plan of an event, evaluated once; a re-run reads it back instead of evaluating again. It is
- * staged with the run's state and written with its first durable write (before the first outside
- * call that needs one). Only the actions and the matched rules are kept: serialising every rule's
- * outcome would cost O(rules) per event (see evaluate-rules.ts).
- */
-async function frozenPlan(
-  prepared: PreparedEvent,
-  ownSend: boolean,
-  evaluate: () => Promise<Plan>,
-  onFrozen?: (plan: Plan) => void,
-): Promise<FrozenPlan> {
-  const stored = prepared.state.storedPlan;
-  if (stored) return JSON.parse(stored) as FrozenPlan;
-  if (ownSend) return { actions: [], matched: [] };
-  const evaluated = await evaluate();
-  const plan: FrozenPlan = {
-    actions: evaluated.actions,
-    matched: evaluated.matched.map((m) => ({ rule: m.rule, cooldownMs: m.cooldownMs })),
-  };
-  if (plan.actions.length > 0) prepared.state.stagePlan(JSON.stringify(plan));
-  onFrozen?.(evaluated);
   return plan;
 }
 
