@@ -10,16 +10,12 @@ import type { RedisClient } from '../redis/redis-client.js';
 import { createRedisClient } from '../redis/redis-connection.js';
 import type { CompiledRules } from '../rules/compile-rules.js';
 import { unmappedChannelAdvice } from '../rules/default-channel-kind.js';
-import { createCallBudget } from '../worker/call-budget.js';
-import {
-  type BridgeWorker,
-  createBridgeWorker,
-  DEFAULT_WORKER_SETTINGS,
-} from '../worker/create-bridge-worker.js';
-import { classifyPlatformError, platformPort } from '../worker/platform-adapter.js';
+import { classifyPlatformError, platformPort } from '../worker/adapters/platform-adapter.js';
+import { type RulesPortOptions, rulesPort } from '../worker/adapters/rules-adapter.js';
+import { createWorkerMetrics, type WorkerMetrics } from '../worker/adapters/worker-metrics.js';
+import { type BridgeWorker, createBridgeWorker } from '../worker/create-bridge-worker.js';
+import { type CallBudget, createCallBudget } from '../worker/failures/call-budget.js';
 import type { RulesPort } from '../worker/ports.js';
-import { type RulesPortOptions, rulesPort } from '../worker/rules-adapter.js';
-import { createWorkerMetrics, type WorkerMetrics } from '../worker/worker-metrics.js';
 
 export interface ComposedWorker {
   worker: BridgeWorker;
@@ -32,7 +28,8 @@ export interface ComposedWorker {
 
 /**
  * Builds the worker side from a loaded config: the platform client (with the shared call budget
- * and metrics hooks), the forwarder, the rules (swappable for hot reload) and the BullMQ workers.
+ * and metrics hooks), the forwarder, the rules (swappable for hot reload) and the BullMQ workers,
+ * which get the config's `worker:` section whole.
  */
 export function composeWorker(
   config: BridgeConfig,
@@ -40,7 +37,6 @@ export function composeWorker(
   options: { logger: Logger; registry?: Registry; now?: () => Date },
 ): ComposedWorker {
   const layout = layoutFor(config.redis);
-  const keys = layout.global;
   const budgetRedis = config.platform.rateLimit
     ? createRedisClient(config.redis.topology, {
         maxRetriesPerRequest: null,
@@ -52,59 +48,20 @@ export function composeWorker(
     budgetRedis && config.platform.rateLimit
       ? createCallBudget({
           redis: budgetRedis,
-          key: keys.platformRate,
+          key: layout.global.platformRate,
           max: config.platform.rateLimit.max,
           perMs: config.platform.rateLimit.perMs,
         })
       : undefined;
   const metrics = options.registry ? createWorkerMetrics(options.registry) : undefined;
+  const client = platformClientFor(config.platform, budget, metrics);
 
-  const client = createPlatformClient({
-    baseUrl: config.platform.baseUrl,
-    form: config.platform.form,
-    auth:
-      config.platform.auth.businessId === null
-        ? { scheme: config.platform.auth.scheme, secret: config.platform.auth.secret }
-        : {
-            scheme: config.platform.auth.scheme,
-            businessId: config.platform.auth.businessId,
-            secret: config.platform.auth.secret,
-          },
-    timeoutMs: config.platform.timeoutMs,
-    retry: config.platform.retry,
-    allowInsecureHttp: true,
-    hooks: {
-      ...(budget ? { beforeRequest: () => budget.take() } : {}),
-      afterResponse: (info) => {
-        metrics?.platformCalls.inc({ operation: info.operation, result: info.outcome });
-        // 1 while the platform refuses our credentials; any accepted call clears it.
-        if (info.outcome === 'AUTH' || info.outcome === 'PERMISSION') metrics?.authFailing.set(1);
-        else if (info.outcome === 'ok') metrics?.authFailing.set(0);
-        metrics?.platformLatency.observe({ operation: info.operation }, info.durationMs / 1000);
-      },
-    },
-  });
-
-  // Issue 12: the first event of a WhatsApp channel whose kind is only assumed logs, once per
-  // channel (for the life of the process, across reloads), the YAML line that states it.
-  const advised = new Set<string>();
-  const portOptions: RulesPortOptions = {
-    onAssumedChannel: (channel, assumed) => {
-      const key = `${channel.rawEngine ?? channel.engine}|${channel.id ?? ''}`;
-      if (advised.has(key) || advised.size >= 10_000) return;
-      advised.add(key);
-      options.logger.warn(
-        { channelId: channel.id, engine: channel.rawEngine ?? channel.engine, assumedKind: assumed.kind },
-        unmappedChannelAdvice(channel, assumed),
-      );
-    },
-  };
+  const portOptions = assumedChannelAdvice(options.logger);
   let current: RulesPort = rulesPort(rules, portOptions);
   const worker = createBridgeWorker({
     topology: config.redis.topology,
     prefix: config.redis.prefix,
     layout,
-    shards: config.worker.shards,
     platform: platformPort(client),
     classifyPlatformError,
     forwarder: createForwarder(
@@ -116,19 +73,7 @@ export function composeWorker(
       ),
     ),
     rules: () => current,
-    settings: {
-      ...DEFAULT_WORKER_SETTINGS,
-      concurrency: config.worker.concurrency,
-      backoffBaseMs: config.worker.backoff.baseMs,
-      backoffCapMs: config.worker.backoff.maxMs,
-      lockDurationMs: config.worker.lockDurationMs,
-      stalledIntervalMs: config.worker.stalledIntervalMs,
-      retention: { attempts: config.worker.attempts },
-      safetyMarginMs: config.worker.safetyMarginMs,
-      reconcileSkewMs: config.worker.reconcileSkewMs,
-      rateLimitPauseCapMs: config.worker.rateLimitPauseCapMs,
-      authFailurePauseMs: config.worker.authFailurePauseMs,
-    },
+    settings: config.worker,
     logger: options.logger,
     ...(metrics ? { metrics } : {}),
     ...(options.now ? { now: options.now } : {}),
@@ -155,6 +100,58 @@ export function composeWorker(
         await budgetRedis?.quit().catch(() => undefined);
       })();
       return closing;
+    },
+  };
+}
+
+/** The platform client, behind the shared call budget when there is one, feeding the metrics. */
+function platformClientFor(
+  platform: BridgeConfig['platform'],
+  budget: CallBudget | undefined,
+  metrics: WorkerMetrics | undefined,
+): PlatformClient {
+  return createPlatformClient({
+    baseUrl: platform.baseUrl,
+    form: platform.form,
+    auth:
+      platform.auth.businessId === null
+        ? { scheme: platform.auth.scheme, secret: platform.auth.secret }
+        : {
+            scheme: platform.auth.scheme,
+            businessId: platform.auth.businessId,
+            secret: platform.auth.secret,
+          },
+    timeoutMs: platform.timeoutMs,
+    retry: platform.retry,
+    allowInsecureHttp: true,
+    hooks: {
+      ...(budget ? { beforeRequest: () => budget.take() } : {}),
+      afterResponse: (info) => {
+        metrics?.platformCalls.inc({ operation: info.operation, result: info.outcome });
+        // 1 while the platform refuses our credentials; any accepted call clears it.
+        if (info.outcome === 'AUTH' || info.outcome === 'PERMISSION') metrics?.authFailing.set(1);
+        else if (info.outcome === 'ok') metrics?.authFailing.set(0);
+        metrics?.platformLatency.observe({ operation: info.operation }, info.durationMs / 1000);
+      },
+    },
+  });
+}
+
+/**
+ * Issue 12: the first event of a WhatsApp channel whose kind is only assumed logs, once per
+ * channel (for the life of the process, across reloads), the YAML line that states it.
+ */
+function assumedChannelAdvice(logger: Logger): RulesPortOptions {
+  const advised = new Set<string>();
+  return {
+    onAssumedChannel: (channel, assumed) => {
+      const key = `${channel.rawEngine ?? channel.engine}|${channel.id ?? ''}`;
+      if (advised.has(key) || advised.size >= 10_000) return;
+      advised.add(key);
+      logger.warn(
+        { channelId: channel.id, engine: channel.rawEngine ?? channel.engine, assumedKind: assumed.kind },
+        unmappedChannelAdvice(channel, assumed),
+      );
     },
   };
 }

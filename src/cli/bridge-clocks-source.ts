@@ -3,7 +3,7 @@ import type { InboxClocks } from '../emulator/inbox-clocks.js';
 import { layoutFor } from '../queue/key-layout.js';
 import { QUEUE_NAMES } from '../queue/redis-keys.js';
 import { createRedisClient } from '../redis/redis-connection.js';
-import { listConversationClocks } from '../worker/list-timers.js';
+import { listConversationClocks } from '../worker/timers/list-timers.js';
 import { resolveRedisTarget } from './redis-target.js';
 
 /**

@@ -9,7 +9,7 @@ import {
   listDeadLetters,
   purgeDeadLetters,
   retryDeadLetter,
-} from '../worker/dead-letters.js';
+} from '../worker/failures/dead-letters.js';
 import { CliError } from './cli-error.js';
 import { emptyHint } from './empty-hint.js';
 import { formatTable } from './format-table.js';

@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import type { Command } from 'commander';
 import { QUEUE_NAMES } from '../queue/redis-keys.js';
-import { type ConversationClocks, listConversationClocks } from '../worker/list-timers.js';
+import { type ConversationClocks, listConversationClocks } from '../worker/timers/list-timers.js';
 import { emptyHint } from './empty-hint.js';
 import { formatTable } from './format-table.js';
 import type { CliIo } from './io.js';

@@ -357,6 +357,17 @@ const workerSchema = z
     reconcileSkewMs: w.reconcile_skew,
   }));
 
+/** The `worker:` section, validated and with its defaults: the worker's settings, handed down whole. */
+export type WorkerSettings = z.output<typeof workerSchema>;
+
+/**
+ * Worker settings from a partial `worker:` section (as written in YAML), the rest defaulted by the
+ * schema: for code that builds a worker without a config file (tests, tools).
+ */
+export function parseWorkerSettings(section: z.input<typeof workerSchema> = {}): WorkerSettings {
+  return workerSchema.parse(section);
+}
+
 const adminSchema = z.strictObject({
   username: nonEmpty.default('admin'),
   password: nonEmpty.optional().describe('Admin endpoints and bull-board are off while this is unset.'),

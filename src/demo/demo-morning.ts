@@ -4,7 +4,7 @@
  *   08:00 opens, as the script expects (config/demo.yaml: mon-fri 08:00-17:00);
  * - in the future, together with the day before (the script's prologue is "yesterday 07:35"):
  *   the worker dates its action ledger with the real clock and, after an unknown outcome, looks for
- *   platform messages sent since then (src/worker/reconcile-action.ts); platform times from a
+ *   platform messages sent since then (src/worker/exactly-once/reconcile-action.ts); platform times from a
  *   simulated clock behind the real one would hide the message it already sent and make it send
  *   again. A morning ahead of the real time keeps that check sound.
  */

@@ -1,7 +1,7 @@
 import got from 'got';
 import type { ActiveFault } from '../emulator/faults.js';
 import { bridgeKeys } from '../queue/redis-keys.js';
-import { countDeadLetters } from '../worker/dead-letters.js';
+import { countDeadLetters } from '../worker/failures/dead-letters.js';
 import { DEMO_CONVERSATIONS } from './demo-script.js';
 import type { MorningPlay } from './play-morning.js';
 import { parsePrometheusText, sumMetric } from './prometheus-text.js';

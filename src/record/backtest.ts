@@ -15,7 +15,7 @@ import {
  * done. Pure over plain data: no Redis, no platform, no clock. Each conversation is replayed on
  * its own, its events in recording order, with the worker's bookkeeping simulated: the last
  * customer message and the first message, once-marks and cooldowns, `after:` timers (fired when
- * due, cancelled by an event of an `unless` kind, as prepare-run.ts does) and the reply window
+ * due, cancelled by an event of an `unless` kind, as worker/processor/prepare-run.ts does) and the reply window
  * (timer replies are re-checked when they fire). The facts of a conversation's first recorded
  * event seed the simulation, so a recording that starts mid-conversation still knows what the
  * bridge knew then.
@@ -116,7 +116,7 @@ export function simulate(rules: CompiledRules, lines: readonly RecordedEvent[], 
       if (!escalatedAt.has(conversationId)) escalatedAt.set(conversationId, new Date(at).toISOString());
     };
     const channel = first.event.channel;
-    // A timer's reply is checked against the window when it fires (process-timer.ts does so).
+    // A timer's reply is checked against the window when it fires (worker/processor/process-timer.ts does so).
     const fire = (timer: PendingTimer<PlannedAction>, at: number) => {
       for (const child of timer.children) {
         let run: readonly PlannedAction[] = [child];

@@ -22,7 +22,7 @@ export const CONVERSATION_FIELDS = {
   cooldown: 'C:',
   timer: 'T:',
   recent: 'R:',
-  /** Platform message id -> ms: notes and replies the bridge sent (own-sends.ts, issue 16). */
+  /** Platform message id -> ms: notes and replies the bridge sent (exactly-once/own-sends.ts, issue 16). */
   sentId: 'S:',
 } as const;
 
@@ -42,13 +42,13 @@ export interface StoredFacts {
   onceMarks: Record<string, string>;
   /** Rule name -> ISO time it last fired, for rules with `cooldown`. */
   cooldowns: Record<string, string>;
-  /** Text hash -> ms when a note or reply with that text was last sent (see execute-actions.ts). */
+  /** Text hash -> ms when a note or reply with that text was last sent (see exactly-once/sent-marks.ts). */
   recentlySent: Record<string, number>;
   /**
    * Text hash -> the run of sends of that text, each within the collision window of the next, when
    * every one of them is known to have reached the platform: when the first began and how many
    * there were. Absent when that is not known (a send in flight, of unknown outcome, or a text the
-   * platform may store as several messages or none). See execute-actions.ts.
+   * platform may store as several messages or none). See exactly-once/sent-marks.ts.
    */
   recentChains: Record<string, SendChain>;
   /** Message id -> ms when the bridge sent it (to recognise the platform's echo of it). */
@@ -113,7 +113,7 @@ export function formatSentMark(at: number, chain: SendChain | null): string {
   return chain ? `${at}|${chain.since}|${chain.count}` : String(at);
 }
 
-/** The facts alone (a fired timer reads them; an event's run gets them from prepare-run.ts). */
+/** The facts alone (a fired timer reads them; an event's run gets them from processor/prepare-run.ts). */
 export async function loadFacts(
   redis: RedisClient,
   keys: BridgeKeys,
@@ -124,7 +124,7 @@ export async function loadFacts(
 
 /**
  * The facts once a customer message is recorded: the last-customer-message time moves forward,
- * never back, and the first message is remembered. Pure: prepare-run.ts makes the same change in
+ * never back, and the first message is remembered. Pure: processor/prepare-run.ts makes the same change in
  * RedisClient, in the same script that read the facts.
  */
 export function withCustomerMessage(stored: StoredFacts, event: ConversationEvent): StoredFacts {

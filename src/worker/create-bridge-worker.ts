@@ -1,49 +1,21 @@
-import { type Job, Queue, Worker } from 'bullmq';
+import { Queue, type Worker } from 'bullmq';
 import pino, { type Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { WorkerSettings } from '../config/config-schema.js';
 import { bullmqTelemetry } from '../observe/trace-context.js';
-import { bridgeJobOptions, type JobRetention } from '../queue/job-options.js';
+import { bridgeJobOptions } from '../queue/job-options.js';
 import { createKeyLayout, type KeyLayout, type QueueShard } from '../queue/key-layout.js';
 import { type BridgeKeys, QUEUE_NAMES } from '../queue/redis-keys.js';
 import type { RedisClient } from '../redis/redis-client.js';
-import { createRedisClient, type RedisTopology, singleRedis } from '../redis/redis-connection.js';
-import { jobRetryDelay } from './backoff.js';
-import type { PlatformErrorClassifier } from './classify-failure.js';
-import { createEventSlots } from './event-slots.js';
-import type { FailurePolicySettings } from './job-failure-policy.js';
+import { type RedisTopology, singleRedis } from '../redis/redis-connection.js';
+import { createShardWorkers } from './adapters/bullmq-workers.js';
+import { WorkerConnections } from './adapters/worker-connections.js';
+import { createWorkerMetrics, type WorkerMetrics } from './adapters/worker-metrics.js';
+import type { PlatformErrorClassifier } from './failures/classify-failure.js';
 import type { EventRecorder, ForwardPort, PlatformPort, RulesPort } from './ports.js';
-import { type EventProcessorDeps, type EventProcessorSettings, processEventJob } from './process-event.js';
-import { processTimerJob } from './process-timer.js';
-import { createTimerScheduler } from './timers.js';
-import { createWorkerMetrics, type WorkerMetrics } from './worker-metrics.js';
-
-export interface BridgeWorkerSettings extends EventProcessorSettings, FailurePolicySettings {
-  concurrency: number;
-  backoffBaseMs: number;
-  backoffCapMs: number;
-  /** How long a job's lock lives without renewal; a killed worker's job is retried after about this long. */
-  lockDurationMs: number;
-  stalledIntervalMs: number;
-  /** Times a job may be recovered from a dead worker before BullMQ fails it (the order gate then skips it). */
-  maxStalledCount: number;
-  retention: JobRetention;
-}
-
-export const DEFAULT_WORKER_SETTINGS: BridgeWorkerSettings = {
-  concurrency: 16,
-  backoffBaseMs: 1_000,
-  backoffCapMs: 300_000,
-  lockDurationMs: 30_000,
-  stalledIntervalMs: 15_000,
-  maxStalledCount: 5,
-  retention: { attempts: 8 },
-  safetyMarginMs: 60_000,
-  reconcileSkewMs: 5_000,
-  orderRecheckMs: 2_000,
-  ghostGraceMs: 30_000,
-  rateLimitPauseCapMs: 60_000,
-  authFailurePauseMs: 30_000,
-};
+import { createEventSlots } from './processor/event-slots.js';
+import type { EventProcessorDeps } from './processor/processor-deps.js';
+import { createTimerScheduler } from './timers/timers.js';
 
 export interface BridgeWorkerOptions {
   /** One Redis by URL, or `topology` (Sentinel, Cluster) instead. */
@@ -52,14 +24,16 @@ export interface BridgeWorkerOptions {
   prefix: string;
   /** Queue shards and key tags; default: one untagged shard under `prefix`. */
   layout?: KeyLayout;
-  /** The shards this process consumes (default: all of the layout's). */
-  shards?: readonly number[] | null;
   platform: PlatformPort;
   classifyPlatformError: PlatformErrorClassifier;
   forwarder: ForwardPort;
   /** The current rules (hot reload swaps what this returns). */
   rules: () => RulesPort;
-  settings?: Partial<BridgeWorkerSettings>;
+  /**
+   * The config's `worker:` section as validated (defaults from its schema; `parseWorkerSettings`
+   * builds one from a partial section). `shards`: the shards this process consumes (null: all).
+   */
+  settings: WorkerSettings;
   logger?: Logger;
   registry?: Registry;
   metrics?: WorkerMetrics;
@@ -92,49 +66,100 @@ export interface BridgeWorker {
 }
 
 /**
- * Composition of the worker side: two BullMQ workers (events, timers) sharing one processor
- * context, their queues, a command connection, metrics and logging.
+ * Composition of the worker side: its connections (adapters/worker-connections.ts), every shard's
+ * queues, one processor context per consumed shard (processor/processor-deps.ts), and the two
+ * BullMQ workers (events, timers) of each consumed shard (adapters/bullmq-workers.ts).
  */
 export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
-  const settings = { ...DEFAULT_WORKER_SETTINGS, ...options.settings };
+  const { settings } = options;
   const log = options.logger ?? pino({ level: 'silent' });
   const layout = options.layout ?? createKeyLayout({ prefix: options.prefix, shards: 1, tagged: false });
   const topology = options.topology ?? singleRedis(options.redisUrl ?? 'redis://127.0.0.1:6379');
-  if (options.shards && !options.shards.some((index) => index >= 0 && index < layout.shards)) {
+  const shards = settings.shards;
+  if (shards && !shards.some((index) => index >= 0 && index < layout.shards)) {
     // Before any connection is made, so that nothing is left open.
     throw new RangeError(
-      `the worker consumes no shard: check worker.shards (${options.shards.join(', ')}); shards are numbered 0 to ${layout.shards - 1}`,
+      `the worker consumes no shard: check worker.shards (${shards.join(', ')}); shards are numbered 0 to ${layout.shards - 1}`,
     );
   }
-  // Workers need maxRetriesPerRequest: null (BullMQ production guide): they block on Redis and must
-  // ride out Redis restarts instead of failing commands.
-  const connect = (name: string) =>
-    createRedisClient(topology, { maxRetriesPerRequest: null, connectionName: `convo-bridge:${name}` });
-  // Auto-pipelining batches the many small commands of concurrent jobs into fewer writes.
-  const redis = createRedisClient(topology, {
-    maxRetriesPerRequest: null,
-    enableAutoPipelining: true,
-    connectionName: 'convo-bridge:worker-commands',
-  });
-  redis.on('error', (error) => log.warn({ err: error.message }, 'redis (worker commands) connection error'));
-  const queueConnection = connect('worker-queues');
-  queueConnection.on('error', () => {});
-  const queues: ShardQueues[] = layout.all.map((shard) => ({
-    shard,
-    events: new Queue(QUEUE_NAMES.events, { connection: queueConnection, prefix: shard.queuePrefix }),
-    timers: new Queue(QUEUE_NAMES.timers, {
-      connection: queueConnection,
-      prefix: shard.queuePrefix,
-      // Tracing on: a timer's job carries the context of the event that set it (issue 14).
-      ...bullmqTelemetry(),
-      defaultJobOptions: bridgeJobOptions(settings.retention),
-    }),
-  }));
-  const consumed = options.shards ? queues.filter((q) => options.shards?.includes(q.shard.index)) : queues;
+  const connections = new WorkerConnections(topology, log);
+  const queues = openQueues(layout, connections.queues, settings);
+  const consumed = shards ? queues.filter((q) => shards.includes(q.shard.index)) : queues;
   const metrics = options.metrics ?? (options.registry ? createWorkerMetrics(options.registry) : undefined);
   const allQueues = queues.flatMap((q) => [q.events, q.timers]);
 
-  const base: Omit<EventProcessorDeps, 'keys' | 'eventsQueue' | 'timersQueue' | 'timers'> = {
+  const shared = sharedProcessorDeps(options, connections.commands, layout, allQueues, metrics, log);
+  const workers: Worker[] = [];
+  for (const q of consumed) {
+    // A shard's processor context: its keys and queues; everything else (slots, rules...) shared.
+    const deps: EventProcessorDeps = {
+      ...shared,
+      keys: q.shard.keys,
+      eventsQueue: q.events,
+      timersQueue: q.timers,
+      timers: createTimerScheduler(connections.commands, q.shard.keys, q.timers, options.now),
+    };
+    const tag = layout.shards > 1 ? `-${q.shard.index}` : '';
+    const prefix = q.shard.queuePrefix;
+    workers.push(...createShardWorkers({ deps, prefix, tag, connections, settings, metrics, log }));
+  }
+  const first = consumed[0] as ShardQueues;
+
+  let closing: Promise<void> | undefined;
+  return {
+    eventsQueue: first.events,
+    timersQueue: first.timers,
+    queues,
+    layout,
+    metrics,
+    async start() {
+      for (const worker of workers) {
+        worker
+          .run()
+          .catch((error: unknown) => log.error({ err: String(error) }, 'worker stopped unexpectedly'));
+      }
+      await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+    },
+    isRunning() {
+      return workers.every((worker) => worker.isRunning() && !worker.isPaused());
+    },
+    close(graceMs = 25_000) {
+      closing ??= closeWorker(workers, allQueues, connections, graceMs, log);
+      return closing;
+    },
+  };
+}
+
+/** Every shard's queues, consumed here or not, on one shared connection. */
+function openQueues(layout: KeyLayout, connection: RedisClient, settings: WorkerSettings): ShardQueues[] {
+  return layout.all.map((shard) => ({
+    shard,
+    events: new Queue(QUEUE_NAMES.events, { connection, prefix: shard.queuePrefix }),
+    timers: new Queue(QUEUE_NAMES.timers, {
+      connection,
+      prefix: shard.queuePrefix,
+      // Tracing on: a timer's job carries the context of the event that set it (issue 14).
+      ...bullmqTelemetry(),
+      defaultJobOptions: bridgeJobOptions({ attempts: settings.attempts }),
+    }),
+  }));
+}
+
+/**
+ * What every shard's processor context shares: the command connection, the platform, rules and
+ * forward ports, the event slots, the settings, the failure policy, and the hooks that feed the
+ * metrics.
+ */
+function sharedProcessorDeps(
+  options: BridgeWorkerOptions,
+  redis: RedisClient,
+  layout: KeyLayout,
+  allQueues: Queue[],
+  metrics: WorkerMetrics | undefined,
+  log: Logger,
+): Omit<EventProcessorDeps, 'keys' | 'eventsQueue' | 'timersQueue' | 'timers'> {
+  const { settings } = options;
+  return {
     redis,
     platform: options.platform,
     classifyPlatformError: options.classifyPlatformError,
@@ -172,130 +197,28 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
     },
     ...(options.makeRecorder ? { recorder: options.makeRecorder(redis, layout.global) } : {}),
   };
-  /** A shard's processor context: its keys and queues; everything else (slots, rules...) shared. */
-  const depsOf = (q: ShardQueues): EventProcessorDeps => ({
-    ...base,
-    keys: q.shard.keys,
-    eventsQueue: q.events,
-    timersQueue: q.timers,
-    timers: createTimerScheduler(redis, q.shard.keys, q.timers, options.now),
-  });
+}
 
-  const workerConnections: RedisClient[] = [];
-  const workerOptions = (name: string, prefix: string) => ({
-    connection: (() => {
-      const connection = connect(`worker-${name}`);
-      connection.on('error', () => {});
-      workerConnections.push(connection);
-      return connection;
-    })(),
-    prefix,
-    ...bullmqTelemetry(),
-    concurrency: settings.concurrency,
-    autorun: false,
-    lockDuration: settings.lockDurationMs,
-    stalledInterval: settings.stalledIntervalMs,
-    maxStalledCount: settings.maxStalledCount,
-    // Manual rate limiting (queue.rateLimit on 429/401) only takes effect when a limiter is set;
-    // this one is far above any real rate, the platform budget itself is enforced per call.
-    limiter: { max: 1_000_000, duration: 1_000 },
-    settings: {
-      backoffStrategy: (attemptsMade: number) =>
-        jobRetryDelay(attemptsMade, settings.backoffBaseMs, settings.backoffCapMs),
-    },
-  });
-
-  const track = (worker: Worker, queue: string) => {
-    worker.on('completed', (job: Job) => {
-      metrics?.jobs.inc({ queue, outcome: 'completed' });
-      if (queue === 'events' && metrics && Array.isArray(job.data?.events)) {
-        const now = Date.now();
-        for (const item of job.data.events as { event?: { receivedAt?: unknown } }[]) {
-          const at = item.event?.receivedAt;
-          if (typeof at === 'string') metrics.eventLatency.observe((now - Date.parse(at)) / 1000);
-        }
-      }
-    });
-    worker.on('failed', (job: Job | undefined, error: Error) => {
-      const outcome = error.name === 'UnrecoverableError' ? 'dead_lettered' : 'retried';
-      metrics?.jobs.inc({ queue, outcome });
-      if (outcome === 'retried') {
-        const event = job?.data?.event ?? job?.data?.events?.[0]?.event;
-        log.warn(
-          {
-            jobId: job?.id,
-            events: Array.isArray(job?.data?.events) ? job.data.events.length : undefined,
-            conversationId: event?.conversationId ?? job?.data?.conversationId,
-            eventKey: event?.key,
-            attempt: job?.attemptsMade,
-            err: error.message,
-          },
-          `${queue} job will be retried`,
-        );
-      }
-    });
-    worker.on('error', (error: Error) => log.error({ err: error.message }, `${queue} worker error`));
-  };
-
-  const workers: Worker[] = [];
-  for (const q of consumed) {
-    const deps = depsOf(q);
-    const tag = layout.shards > 1 ? `-${q.shard.index}` : '';
-    const eventsWorker = new Worker(
-      QUEUE_NAMES.events,
-      (job, token) => processEventJob(job, token, deps),
-      workerOptions(`events${tag}`, q.shard.queuePrefix),
-    );
-    const timersWorker = new Worker(
-      QUEUE_NAMES.timers,
-      (job, token) => processTimerJob(job, token, deps),
-      workerOptions(`timers${tag}`, q.shard.queuePrefix),
-    );
-    track(eventsWorker, 'events');
-    track(timersWorker, 'timers');
-    workers.push(eventsWorker, timersWorker);
+/** Stops taking jobs, waits for in-flight jobs up to `graceMs` (0: not at all), then closes the queues and connections. */
+async function closeWorker(
+  workers: readonly Worker[],
+  allQueues: readonly Queue[],
+  connections: WorkerConnections,
+  graceMs: number,
+  log: Logger,
+): Promise<void> {
+  if (graceMs <= 0) {
+    await Promise.all(workers.map((worker) => worker.close(true)));
+    await Promise.allSettled(allQueues.map((queue) => queue.close()));
+    await Promise.allSettled(connections.all().map((c) => c.quit()));
+    return;
   }
-  const first = consumed[0] as ShardQueues;
-
-  let closing: Promise<void> | undefined;
-  return {
-    eventsQueue: first.events,
-    timersQueue: first.timers,
-    queues,
-    layout,
-    metrics,
-    async start() {
-      for (const worker of workers) {
-        worker
-          .run()
-          .catch((error: unknown) => log.error({ err: String(error) }, 'worker stopped unexpectedly'));
-      }
-      await Promise.all(workers.map((worker) => worker.waitUntilReady()));
-    },
-    isRunning() {
-      return workers.every((worker) => worker.isRunning() && !worker.isPaused());
-    },
-    close(graceMs = 25_000) {
-      closing ??= (async () => {
-        if (graceMs <= 0) {
-          await Promise.all(workers.map((worker) => worker.close(true)));
-          await Promise.allSettled(allQueues.map((queue) => queue.close()));
-          await Promise.allSettled([redis, queueConnection, ...workerConnections].map((c) => c.quit()));
-          return;
-        }
-        const drain = Promise.all(workers.map((worker) => worker.close()));
-        const deadline = new Promise<'timeout'>((resolve) => setTimeout(resolve, graceMs, 'timeout').unref());
-        if ((await Promise.race([drain.then(() => 'drained' as const), deadline])) === 'timeout') {
-          log.warn(
-            { graceMs },
-            'in-flight jobs did not finish in time; forcing close (they will be retried)',
-          );
-          await Promise.all(workers.map((worker) => worker.close(true)));
-        }
-        await Promise.allSettled(allQueues.map((queue) => queue.close()));
-        await Promise.allSettled([redis, queueConnection, ...workerConnections].map((c) => c.quit()));
-      })();
-      return closing;
-    },
-  };
+  const drain = Promise.all(workers.map((worker) => worker.close()));
+  const deadline = new Promise<'timeout'>((resolve) => setTimeout(resolve, graceMs, 'timeout').unref());
+  if ((await Promise.race([drain.then(() => 'drained' as const), deadline])) === 'timeout') {
+    log.warn({ graceMs }, 'in-flight jobs did not finish in time; forcing close (they will be retried)');
+    await Promise.all(workers.map((worker) => worker.close(true)));
+  }
+  await Promise.allSettled(allQueues.map((queue) => queue.close()));
+  await Promise.allSettled(connections.all().map((c) => c.quit()));
 }

@@ -4,7 +4,8 @@ import type { ConversationFacts, Plan, PlannedAction } from '../rules/plan.js';
 /**
  * What the worker needs from its neighbours, stated as small interfaces so the worker's logic can
  * be read (and tested) on its own. The composition root adapts the platform client and the rules
- * engine to these.
+ * engine to these (adapters/). Also the few types the worker's parts share (a plan as frozen, an
+ * action's report); this file imports nothing of the worker back.
  */
 
 /** A message of the conversation history, as the worker needs it for reconciliation and windows. */
@@ -61,6 +62,35 @@ export interface RulesPort {
   ): ReplyWindowState;
   /** True when some rule uses `first_message` (so the worker must know it, from history if need be). */
   usesFirstMessage: boolean;
+}
+
+/** Sets `after:` and `window_closing` timers (timers/timers.ts: a delayed job and a registration). */
+export interface TimerScheduler {
+  schedule(input: {
+    timerId: string;
+    conversationId: string;
+    delayMs: number;
+    unless: readonly string[];
+    actions: PlannedAction[];
+    event: ConversationEvent;
+    rule: string;
+    /** Fixed by the plan (issue 16): the delay then counts to it. */
+    dueAt?: string;
+    dueLocal?: string;
+    clock?: 'wall' | 'business';
+    trigger?: 'window_closing';
+  }): Promise<void>;
+}
+
+/** One action's fate in this run, for logs, metrics, the job's return value and dead letters. */
+export interface ActionReport {
+  id: string;
+  type: PlannedAction['type'];
+  rule: string;
+  state: 'done' | 'skipped' | 'failed';
+  detail?: string;
+  /** When a reply was held back (ms since epoch): the moment the worker decided. */
+  at?: number;
 }
 
 /** Sends a canonical event to a named destination (CRM); signs it and owns its own short retries. */

@@ -1,6 +1,6 @@
 import { type BridgeKeys, parseDedupeMarker } from '../../src/queue/redis-keys.js';
 import type { RedisClient } from '../../src/redis/redis-client.js';
-import type { EventRunResult } from '../../src/worker/process-event.js';
+import type { EventRunResult } from '../../src/worker/processor/run-event.js';
 
 /**
  * What became of one event, read from outside the bridge: the batch job that carries it (named by

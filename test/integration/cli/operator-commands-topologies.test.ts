@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKeyLayout } from '../../../src/queue/key-layout.js';
 import { quarantineBody } from '../../../src/receive/quarantine-store.js';
 import type { RedisClient } from '../../../src/redis/redis-client.js';
-import { addDeadLetter } from '../../../src/worker/dead-letters.js';
+import { addDeadLetter } from '../../../src/worker/failures/dead-letters.js';
 import {
   type RedisClusterHandle,
   type RedisSentinelHandle,

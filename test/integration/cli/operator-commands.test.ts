@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bridgeKeys } from '../../../src/queue/redis-keys.js';
 import { quarantineBody } from '../../../src/receive/quarantine-store.js';
 import { findFreePort } from '../../../src/redis/start-redis-server.js';
-import { addDeadLetter, type DeadLetter } from '../../../src/worker/dead-letters.js';
+import { addDeadLetter, type DeadLetter } from '../../../src/worker/failures/dead-letters.js';
 import { cli } from '../../support/cli-in-process.js';
 import { connectTestRedis, deleteKeys, testRedisUrl, uniqueName } from '../../support/redis.js';
 import { runNode } from '../../support/run-node.js';

@@ -4,7 +4,7 @@ import { waitFor } from '../../../src/base/wait-for.js';
 import { TEST_CLOCK_ENV } from '../../../src/bridge/test-clock.js';
 import type { InboxClocks } from '../../../src/emulator/inbox-clocks.js';
 import { QUEUE_NAMES } from '../../../src/queue/redis-keys.js';
-import { type ConversationClocks, listConversationClocks } from '../../../src/worker/list-timers.js';
+import { type ConversationClocks, listConversationClocks } from '../../../src/worker/timers/list-timers.js';
 import { exampleConfig } from '../../support/bridge-harness.js';
 import { cli } from '../../support/cli-in-process.js';
 import { createWorld, type World } from '../../support/e2e-world.js';

@@ -2,14 +2,15 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../src/base/wait-for.js';
+import { parseWorkerSettings } from '../../../src/config/config-schema.js';
 import { parseConfigText } from '../../../src/config/load-config.js';
 import type { ConversationEvent } from '../../../src/events/conversation-event.js';
 import { ingestBatch } from '../../../src/queue/ingest-event.js';
 import { bridgeKeys } from '../../../src/queue/redis-keys.js';
+import { rulesPort } from '../../../src/worker/adapters/rules-adapter.js';
 import { type BridgeWorker, createBridgeWorker } from '../../../src/worker/create-bridge-worker.js';
-import { countDeadLetters, listDeadLetters } from '../../../src/worker/dead-letters.js';
+import { countDeadLetters, listDeadLetters } from '../../../src/worker/failures/dead-letters.js';
 import type { PlatformPort } from '../../../src/worker/ports.js';
-import { rulesPort } from '../../../src/worker/rules-adapter.js';
 import { makeEvent } from '../../support/make-event.js';
 import { connectTestRedis, deleteKeys, testRedisUrl, uniqueName } from '../../support/redis.js';
 
@@ -71,7 +72,7 @@ describe('a batch job: attempts per event (real Redis, real BullMQ)', () => {
       classifyPlatformError: () => undefined,
       forwarder: { forward: async () => ({ status: 200 }) },
       rules: () => rulesPort(rules),
-      settings: { retention: { attempts: 3 }, backoffBaseMs: 20, backoffCapMs: 40, concurrency: 4 },
+      settings: parseWorkerSettings({ attempts: 3, backoff: { base: '20ms', max: '40ms' }, concurrency: 4 }),
     });
     await worker.start();
     queue = new Queue('events', { connection: redis, prefix });

@@ -1,9 +1,9 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bridgeKeys } from '../../../src/queue/redis-keys.js';
-import { createCallBudget } from '../../../src/worker/call-budget.js';
-import { checkOrderGate, leaveOrderGate } from '../../../src/worker/order-gate.js';
-import { claimTimer } from '../../../src/worker/timers.js';
+import { createCallBudget } from '../../../src/worker/failures/call-budget.js';
+import { checkOrderGate, leaveOrderGate } from '../../../src/worker/processor/order-gate.js';
+import { claimTimer } from '../../../src/worker/timers/timers.js';
 import { connectTestRedis, deleteKeys, uniqueName } from '../../support/redis.js';
 
 describe('worker Redis protocols (real Redis)', () => {

@@ -1,12 +1,13 @@
 import pino from 'pino';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../src/base/wait-for.js';
+import { parseWorkerSettings } from '../../../src/config/config-schema.js';
 import { parseConfigText } from '../../../src/config/load-config.js';
 import { createKeyLayout, shardIndexOf } from '../../../src/queue/key-layout.js';
 import { createEventProducer, DEFAULT_EVENT_JOB_OPTIONS } from '../../../src/receive/event-producer.js';
+import { rulesPort } from '../../../src/worker/adapters/rules-adapter.js';
 import { type BridgeWorker, createBridgeWorker } from '../../../src/worker/create-bridge-worker.js';
 import type { PlatformPort } from '../../../src/worker/ports.js';
-import { rulesPort } from '../../../src/worker/rules-adapter.js';
 import { makeEvent } from '../../support/make-event.js';
 import { connectTestRedis, deleteKeys, testRedisUrl, uniqueName } from '../../support/redis.js';
 
@@ -75,7 +76,7 @@ describe('queue shards and worker.shards (real Redis, real BullMQ)', () => {
         redisUrl: testRedisUrl(),
         prefix,
         layout,
-        shards,
+        settings: parseWorkerSettings({ shards }),
         platform,
         classifyPlatformError: () => undefined,
         forwarder: { forward: async () => ({ status: 200 }) },
@@ -110,7 +111,7 @@ describe('queue shards and worker.shards (real Redis, real BullMQ)', () => {
         redisUrl: testRedisUrl(),
         prefix,
         layout,
-        shards: [5],
+        settings: parseWorkerSettings({ shards: [5] }),
         platform: {} as PlatformPort,
         classifyPlatformError: () => undefined,
         forwarder: { forward: async () => ({ status: 200 }) },

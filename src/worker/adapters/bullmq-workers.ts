@@ -1,0 +1,98 @@
+import { type Job, Worker } from 'bullmq';
+import type { Logger } from 'pino';
+import type { WorkerSettings } from '../../config/config-schema.js';
+import { bullmqTelemetry } from '../../observe/trace-context.js';
+import { QUEUE_NAMES } from '../../queue/redis-keys.js';
+import type { RedisClient } from '../../redis/redis-client.js';
+import { jobRetryDelay } from '../failures/backoff.js';
+import { processEventJob } from '../processor/process-event.js';
+import { processTimerJob } from '../processor/process-timer.js';
+import type { EventProcessorDeps } from '../processor/processor-deps.js';
+import type { WorkerConnections } from './worker-connections.js';
+import type { WorkerMetrics } from './worker-metrics.js';
+
+/** Times a job may be recovered from a dead worker before BullMQ fails it (the order gate then skips it). */
+const MAX_STALLED_COUNT = 5;
+
+/**
+ * The two BullMQ workers of one shard (events, timers), each on a connection of its own, running
+ * the processors with the shard's context; their outcomes are counted and retries logged.
+ */
+export function createShardWorkers(input: {
+  deps: EventProcessorDeps;
+  /** The shard's queue prefix. */
+  prefix: string;
+  /** Appended to the connection names (`-<shard>` when there are several shards). */
+  tag: string;
+  connections: WorkerConnections;
+  settings: WorkerSettings;
+  metrics: WorkerMetrics | undefined;
+  log: Logger;
+}): Worker[] {
+  const { deps, prefix, tag, connections, settings, metrics, log } = input;
+  const eventsWorker = new Worker(
+    QUEUE_NAMES.events,
+    (job, token) => processEventJob(job, token, deps),
+    workerOptions(connections.forWorker(`events${tag}`), prefix, settings),
+  );
+  const timersWorker = new Worker(
+    QUEUE_NAMES.timers,
+    (job, token) => processTimerJob(job, token, deps),
+    workerOptions(connections.forWorker(`timers${tag}`), prefix, settings),
+  );
+  track(eventsWorker, 'events', metrics, log);
+  track(timersWorker, 'timers', metrics, log);
+  return [eventsWorker, timersWorker];
+}
+
+function workerOptions(connection: RedisClient, prefix: string, settings: WorkerSettings) {
+  return {
+    connection,
+    prefix,
+    ...bullmqTelemetry(),
+    concurrency: settings.concurrency,
+    autorun: false,
+    lockDuration: settings.lockDurationMs,
+    stalledInterval: settings.stalledIntervalMs,
+    maxStalledCount: MAX_STALLED_COUNT,
+    // Manual rate limiting (queue.rateLimit on 429/401) only takes effect when a limiter is set;
+    // this one is far above any real rate, the platform budget itself is enforced per call.
+    limiter: { max: 1_000_000, duration: 1_000 },
+    settings: {
+      backoffStrategy: (attemptsMade: number) =>
+        jobRetryDelay(attemptsMade, settings.backoff.baseMs, settings.backoff.maxMs),
+    },
+  };
+}
+
+function track(worker: Worker, queue: string, metrics: WorkerMetrics | undefined, log: Logger): void {
+  worker.on('completed', (job: Job) => {
+    metrics?.jobs.inc({ queue, outcome: 'completed' });
+    if (queue === 'events' && metrics && Array.isArray(job.data?.events)) {
+      const now = Date.now();
+      for (const item of job.data.events as { event?: { receivedAt?: unknown } }[]) {
+        const at = item.event?.receivedAt;
+        if (typeof at === 'string') metrics.eventLatency.observe((now - Date.parse(at)) / 1000);
+      }
+    }
+  });
+  worker.on('failed', (job: Job | undefined, error: Error) => {
+    const outcome = error.name === 'UnrecoverableError' ? 'dead_lettered' : 'retried';
+    metrics?.jobs.inc({ queue, outcome });
+    if (outcome === 'retried') {
+      const event = job?.data?.event ?? job?.data?.events?.[0]?.event;
+      log.warn(
+        {
+          jobId: job?.id,
+          events: Array.isArray(job?.data?.events) ? job.data.events.length : undefined,
+          conversationId: event?.conversationId ?? job?.data?.conversationId,
+          eventKey: event?.key,
+          attempt: job?.attemptsMade,
+          err: error.message,
+        },
+        `${queue} job will be retried`,
+      );
+    }
+  });
+  worker.on('error', (error: Error) => log.error({ err: error.message }, `${queue} worker error`));
+}

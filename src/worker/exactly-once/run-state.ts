@@ -1,0 +1,108 @@
+import { coalescedWrites } from '../../redis/coalesced-writes.js';
+import type { RedisClient } from '../../redis/redis-client.js';
+import { type LedgerEntry, parseLedgerEntry } from './action-ledger.js';
+
+/** How long the state of an unfinished run (plan, ledger) is kept: past every retry and replay. */
+export const RUN_TTL_SECONDS = 8 * 24 * 3600;
+
+const LEDGER_FIELD = 'a:';
+const PLAN_FIELD = 'plan';
+
+/**
+ * The state of one run (an event's, or a fired timer's): its frozen plan and its action ledger
+ * (see action-ledger.ts), kept in one hash (`keys.run`), plus what the run learnt about its
+ * conversation (sent texts, once-marks, cooldowns) for the conversation hash.
+ *
+ * Only what must be durable BEFORE an outside call is written at once (`commit`: the `started`
+ * entry of a note or reply, with everything staged so far); what follows a call (`done`,
+ * `skipped`...) is staged and written with the next commit, by the run's finish step, or by
+ * `flush` when the run stops early. A crash loses only staged entries, and a lost `done` leaves
+ * `started`, which the next run reconciles against history: never a second send.
+ */
+export class RunState {
+  readonly ledger: Map<string, LedgerEntry>;
+  /** The plan an earlier run froze (JSON), if any. */
+  readonly storedPlan: string | null;
+  private readonly staged = new Map<string, string>();
+  private readonly conversationStaged = new Map<string, string>();
+  private hasKey: boolean;
+
+  constructor(
+    private readonly redis: RedisClient,
+    readonly runKey: string,
+    readonly conversationKey: string,
+    stored: Record<string, string>,
+  ) {
+    this.ledger = new Map();
+    for (const [field, value] of Object.entries(stored)) {
+      if (!field.startsWith(LEDGER_FIELD)) continue;
+      const entry = parseLedgerEntry(value);
+      if (entry) this.ledger.set(field.slice(LEDGER_FIELD.length), entry);
+    }
+    this.storedPlan = stored[PLAN_FIELD] ?? null;
+    this.hasKey = Object.keys(stored).length > 0;
+  }
+
+  /** Reads a run's state (a timer's run; an event's comes with processor/prepare-run.ts). */
+  static async load(redis: RedisClient, runKey: string, conversationKey: string): Promise<RunState> {
+    return new RunState(redis, runKey, conversationKey, await redis.hgetall(runKey));
+  }
+
+  /** Freezes the plan: written with the run's first write. */
+  stagePlan(planJson: string): void {
+    this.staged.set(PLAN_FIELD, planJson);
+  }
+
+  stage(actionId: string, entry: LedgerEntry): void {
+    this.ledger.set(actionId, entry);
+    this.staged.set(`${LEDGER_FIELD}${actionId}`, JSON.stringify(entry));
+  }
+
+  /** A field of the conversation hash to write with the run's next write (or its finish). */
+  stageConversation(field: string, value: string): void {
+    this.conversationStaged.set(field, value);
+  }
+
+  /** Records an entry durably now, with everything staged (awaited before an outside call). */
+  async commit(actionId: string, entry: LedgerEntry): Promise<void> {
+    this.stage(actionId, entry);
+    await this.flush();
+  }
+
+  /** Writes everything staged (a run that stops early keeps what it knows). */
+  async flush(): Promise<void> {
+    if (this.staged.size === 0 && this.conversationStaged.size === 0) return;
+    const run = this.staged.size > 0 ? Object.fromEntries(this.staged) : null;
+    const expire = run !== null && !this.hasKey;
+    const conversation =
+      this.conversationStaged.size > 0 ? Object.fromEntries(this.conversationStaged) : null;
+    if (run) this.hasKey = true;
+    this.staged.clear();
+    this.conversationStaged.clear();
+    const results = await coalescedWrites(this.redis).exec(this.runKey, (pipeline) => {
+      let count = 0;
+      if (run) {
+        pipeline.hset(this.runKey, run);
+        count += 1;
+        if (expire) {
+          pipeline.expire(this.runKey, RUN_TTL_SECONDS);
+          count += 1;
+        }
+      }
+      if (conversation) {
+        pipeline.hset(this.conversationKey, conversation);
+        count += 1;
+      }
+      return count;
+    });
+    for (const [error] of results) if (error) throw error;
+  }
+
+  /** What remains to be written to the conversation hash (a finish step writes it; the run's own state is deleted). */
+  takeConversationFields(): Record<string, string> {
+    const fields = Object.fromEntries(this.conversationStaged);
+    this.conversationStaged.clear();
+    this.staged.clear();
+    return fields;
+  }
+}

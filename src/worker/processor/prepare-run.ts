@@ -1,0 +1,166 @@
+import type { ConversationEvent } from '../../events/conversation-event.js';
+import type { BridgeKeys } from '../../queue/redis-keys.js';
+import type { RedisClient } from '../../redis/redis-client.js';
+import { defineRedisScript } from '../../redis/redis-script.js';
+import {
+  FACTS_TTL_SECONDS,
+  type StoredFacts,
+  toStoredFacts,
+  withCustomerMessage,
+} from '../conversation-facts.js';
+import { echoProbe, RunState } from '../exactly-once/execute-actions.js';
+import { GATE_LUA, type GateDecision } from './order-gate.js';
+
+/**
+ * Everything the runs of a batch read before they act, in ONE round trip for the whole batch
+ * (this is the hot path: at a few thousand events per second every round trip and every command
+ * counts). Per event: the order gate (see order-gate.ts), and, when it is the event's turn, its
+ * conversation hash (facts, once-marks, cooldowns, sent texts, timers), the cancellation of the
+ * pending timers this kind of event stops, the recording of a customer message (last message
+ * time, first message), and the event's run state (a plan frozen by an earlier run, the ledger).
+ * Nothing but the gate runs for an event that has to wait, so a later event never cancels a timer
+ * that an earlier one is about to set.
+ *
+ * KEYS, per event: order zset, conversation hash, run hash.
+ * ARGV: job key prefix, failed set key, dedupe key prefix, now ms, ghost grace ms, batch job id,
+ * '1' to skip the gate (a replay), conversation ttl seconds; then per event: order member, kind,
+ * occurred-at (ISO, UTC), event key, and two conversation-hash fields whose presence marks the
+ * event as the echo of the bridge's own send ('' when not looked for; exactly-once/own-sends.ts, issue 16): an
+ * echo cancels no timer, and is reported so that no rule runs for it.
+ */
+const PREPARE_LUA = `${GATE_LUA}
+local out = {}
+local ttl = tonumber(ARGV[8])
+for i = 1, #KEYS / 3 do
+  local order, conv, run = KEYS[3 * i - 2], KEYS[3 * i - 1], KEYS[3 * i]
+  local base = 8 + 6 * (i - 1)
+  local me, kind, at, key = ARGV[base + 1], ARGV[base + 2], ARGV[base + 3], ARGV[base + 4]
+  local echoId, echoText = ARGV[base + 5], ARGV[base + 6]
+  local probe = echoId ~= '' or echoText ~= ''
+  local status, other = 'go', ''
+  if ARGV[7] ~= '1' then status, other = gate(order, me, ARGV[6]) end
+  if status ~= 'go' then
+    out[i] = {status, other}
+  else
+    local facts = redis.call('HGETALL', conv)
+    local lastIn, firstIn, pending, echo = nil, nil, false, false
+    local cancelled = {}
+    for j = 1, #facts, 2 do
+      local f = facts[j]
+      if probe and (f == echoId or f == echoText) then echo = true end
+      if f == 'lastIn' then lastIn = facts[j + 1]
+      elseif f == 'firstIn' then firstIn = facts[j + 1]
+      elseif string.sub(f, 1, 2) == 'T:' then
+        local state = facts[j + 1]
+        if string.sub(state, 1, 2) == 'p:' and string.find(',' .. string.sub(state, 3) .. ',', ',' .. kind .. ',', 1, true) then
+          table.insert(cancelled, f)
+        else
+          pending = true
+        end
+      end
+    end
+    if echo and #cancelled > 0 then cancelled = {}; pending = true end
+    if #cancelled > 0 then redis.call('HDEL', conv, unpack(cancelled)) end
+    if kind == 'message_in' then
+      local update = {}
+      if (not lastIn) or at > lastIn then update[#update + 1] = 'lastIn'; update[#update + 1] = at end
+      if not firstIn then update[#update + 1] = 'firstIn'; update[#update + 1] = key end
+      if #update > 0 then
+        redis.call('HSET', conv, unpack(update))
+        if not pending then
+          redis.call('EXPIRE', conv, ttl)
+        elseif redis.call('PTTL', conv) < ttl * 1000 then
+          redis.call('PEXPIRE', conv, ttl * 1000)
+        end
+      end
+    end
+    out[i] = {'go', other, facts, cancelled, redis.call('HGETALL', run), echo and 1 or 0}
+  end
+end
+return out
+`;
+const prepareScript = defineRedisScript<unknown[][]>('PrepareBatch', 'any', PREPARE_LUA);
+
+export interface PreparedEvent {
+  gate: Extract<GateDecision, { kind: 'go' }>;
+  /** The conversation's facts; planning replaces them when it learns from history (plan-event.ts). */
+  facts: StoredFacts;
+  /** The conversation hash has no TTL yet (a write must give it one). */
+  newConversation: boolean;
+  /** Timer ids whose registration this event cancelled. */
+  cancelledTimers: string[];
+  /** The event reports a message the bridge sent itself (exactly-once/own-sends.ts): no rule runs for it. */
+  ownSend: boolean;
+  state: RunState;
+}
+
+export type PrepareOutcome = PreparedEvent | { gate: Exclude<GateDecision, { kind: 'go' }> };
+
+export interface PrepareInput {
+  jobId: string;
+  /** `<prefix>:events:` (BullMQ's job hash prefix). */
+  jobKeyPrefix: string;
+  failedSet: string;
+  now: number;
+  ghostGraceMs: number;
+  /** A replay from the dead-letter set: its events left the order long ago, run them as they are. */
+  replay: boolean;
+  events: readonly { event: ConversationEvent; member: string }[];
+}
+
+function pairs(flat: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!Array.isArray(flat)) return out;
+  for (let i = 0; i + 1 < flat.length; i += 2) out[String(flat[i])] = String(flat[i + 1]);
+  return out;
+}
+
+const orNull = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
+
+export async function prepareEvents(
+  redis: RedisClient,
+  keys: BridgeKeys,
+  input: PrepareInput,
+): Promise<PrepareOutcome[]> {
+  const scriptKeys: string[] = [];
+  const args: (string | number)[] = [
+    input.jobKeyPrefix,
+    input.failedSet,
+    keys.dedupePrefix,
+    input.now,
+    input.ghostGraceMs,
+    input.jobId,
+    input.replay ? '1' : '0',
+    FACTS_TTL_SECONDS,
+  ];
+  for (const { event, member } of input.events) {
+    const c = event.conversationId ?? '';
+    scriptKeys.push(keys.order(c), keys.conversation(c), keys.run(event.key));
+    args.push(member, event.kind, new Date(event.occurredAt).toISOString(), event.key, ...echoProbe(event));
+  }
+  const replies = await prepareScript(redis, scriptKeys, args);
+  return input.events.map(({ event }, index): PrepareOutcome => {
+    const [kind, other, facts, cancelled, run, echo] = replies[index] ?? [];
+    switch (kind) {
+      case 'go': {
+        const stored = toStoredFacts(Array.isArray(facts) ? facts : []);
+        const c = event.conversationId ?? '';
+        return {
+          gate: { kind: 'go', released: orNull(other) },
+          facts: event.kind === 'message_in' ? withCustomerMessage(stored, event) : stored,
+          // A customer message gave the hash its TTL already (PREPARE_LUA).
+          newConversation: event.kind !== 'message_in' && (!Array.isArray(facts) || facts.length === 0),
+          cancelledTimers: Array.isArray(cancelled) ? cancelled.map((f) => String(f).slice(2)) : [],
+          ownSend: echo === 1,
+          state: new RunState(redis, keys.run(event.key), keys.conversation(c), pairs(run)),
+        };
+      }
+      case 'skip':
+        return { gate: { kind: 'skip' } };
+      case 'chain':
+        return { gate: { kind: 'chain', after: String(other) } };
+      default:
+        return { gate: { kind: 'wait', blockedBy: orNull(other) } };
+    }
+  });
+}

@@ -1,0 +1,273 @@
+import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
+import { traceEventRun } from '../../observe/trace-context.js';
+import { type BatchedEvent, type EventBatchData, EventBatchDataSchema } from '../../queue/event-job.js';
+import { eventId, orderMember } from '../../queue/redis-keys.js';
+import { RUN_TTL_SECONDS } from '../exactly-once/execute-actions.js';
+import { jobRetryDelay } from '../failures/backoff.js';
+import { deadLetter, failureOf, pauseOnFailure } from '../failures/job-failure-policy.js';
+import type { ActionReport } from '../ports.js';
+import { checkOrderGate, GHOST_GRACE_MS, leaveOrder, ORDER_RECHECK_MS } from './order-gate.js';
+import { type PrepareOutcome, prepareEvents } from './prepare-run.js';
+import type { EventProcessorDeps } from './processor-deps.js';
+import { type EventRunResult, runEvent } from './run-event.js';
+
+export interface EventJobResult {
+  /** Events of the batch run to completion (by this attempt or an earlier one). */
+  events: EventRunResult[];
+  /** Events found done already (an earlier attempt, or taken over by a redelivery). */
+  skipped: number;
+}
+
+/**
+ * The processor of the `events` queue. A job carries a batch of events (one group commit of the
+ * receiver); its conversations run side by side, the events of one conversation one after the
+ * other, each:
+ * 1. waits its turn in the conversation (order gate; prepare-run.ts reads everything a run needs
+ *    for the whole batch in one round trip);
+ * 2. evaluates the rules once and freezes the plan (a re-run uses the same plan, even if time or
+ *    facts moved on, so "exactly once" is about one fixed list of actions);
+ * 3. executes the plan through the ledger; 4. leaves the order, letting the next event go.
+ * Events that must wait for an earlier event of another job park the job; an event whose run
+ * failed is retried on its own attempts (the job parks until the earliest retry is due, and what
+ * is done stays done) or, when final, is dead-lettered on its own.
+ */
+export async function processEventJob(
+  job: Job,
+  token: string | undefined,
+  deps: EventProcessorDeps,
+): Promise<EventJobResult> {
+  const parsed = EventBatchDataSchema.safeParse(job.data);
+  if (!parsed.success) {
+    throw new UnrecoverableError(`job ${job.id} does not hold a valid event batch: ${parsed.error.message}`);
+  }
+  const batch = new EventBatch(job, deps, parsed.data);
+  // Everything the runs need, for the whole batch in one round trip; then the conversations run
+  // side by side, each conversation's events one after the other.
+  const groups = batch.byConversation();
+  const first = await batch.prepare(batch.items);
+  const preparedOf = new Map(batch.items.map((item, i) => [item, first[i]]));
+  const outcomes = await Promise.all([...groups.values()].map((group) => batch.runGroup(group, preparedOf)));
+
+  const runFailures = outcomes.filter((o): o is EventRunFailed => o instanceof EventRunFailed);
+  const waiting = outcomes.flatMap((o) =>
+    !(o instanceof EventRunFailed) && o.kind === 'waiting' ? [o.item] : [],
+  );
+  if (runFailures.length > 0) await settleFailedRuns(batch, runFailures);
+  if (batch.retryInMs !== undefined || waiting.length > 0) await park(batch, token, waiting);
+  if (batch.deadLettered > 0) {
+    throw new UnrecoverableError(`${batch.deadLettered} event(s) of this batch were dead-lettered`);
+  }
+  return { events: batch.done, skipped: batch.skipped };
+}
+
+/** One event's run that stopped with an error (the job decides what follows, see settleFailedRuns). */
+class EventRunFailed extends Error {
+  constructor(
+    readonly item: BatchedEvent,
+    readonly actions: ActionReport[],
+    override readonly cause: unknown,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.name = 'EventRunFailed';
+  }
+}
+
+type GroupOutcome = { kind: 'done' } | { kind: 'waiting'; item: BatchedEvent } | EventRunFailed;
+
+/**
+ * One attempt at a batch job: its events, what it has finished (by this attempt or an earlier
+ * one), each event's failed runs, and what it writes back before it parks or retries.
+ */
+class EventBatch {
+  readonly items: BatchedEvent[];
+  readonly replay: boolean;
+  readonly jobId: string;
+  /** The order gate's arguments for this job (prepare-run.ts, order-gate.ts). */
+  readonly gateInput: {
+    jobId: string;
+    jobKeyPrefix: string;
+    failedSet: string;
+    ghostGraceMs: number;
+    replay: boolean;
+  };
+  readonly done: EventRunResult[];
+  private readonly finishedBefore: number;
+  skipped = 0;
+  /** Failed runs per event key: each event has its own attempts (see settleFailedRuns). */
+  readonly failures: Record<string, number>;
+  failuresChanged = false;
+  private kept = false;
+  /** When the earliest retry of a failed event is due (ms from now); undefined when none. */
+  retryInMs: number | undefined;
+  deadLettered = 0;
+
+  constructor(
+    readonly job: Job,
+    readonly deps: EventProcessorDeps,
+    private readonly data: EventBatchData,
+  ) {
+    this.items = data.events;
+    this.replay = data.replay !== undefined;
+    this.jobId = job.id ?? '';
+    const prefix = `${deps.eventsQueue.qualifiedName}:`;
+    this.gateInput = {
+      jobId: this.jobId,
+      jobKeyPrefix: prefix,
+      failedSet: `${deps.eventsQueue.qualifiedName}:failed`,
+      ghostGraceMs: GHOST_GRACE_MS,
+      replay: this.replay,
+    };
+    this.done = (data.finished ?? []) as EventRunResult[];
+    this.finishedBefore = this.done.length;
+    this.failures = { ...data.failures };
+  }
+
+  /** The event's member in its conversation's order (queue/redis-keys.ts orderMember). */
+  member(item: BatchedEvent): string {
+    return orderMember(this.jobId, item.event.key);
+  }
+
+  prepare(list: readonly BatchedEvent[]): Promise<PrepareOutcome[]> {
+    return prepareEvents(this.deps.redis, this.deps.keys, {
+      ...this.gateInput,
+      now: Date.now(),
+      events: list.map((item) => ({ event: item.event, member: this.member(item) })),
+    });
+  }
+
+  /** The batch's events by conversation, in the batch's order. */
+  byConversation(): Map<string, BatchedEvent[]> {
+    const groups = new Map<string, BatchedEvent[]>();
+    for (const item of this.items) {
+      const c = item.event.conversationId ?? '';
+      const group = groups.get(c);
+      if (group) group.push(item);
+      else groups.set(c, [item]);
+    }
+    return groups;
+  }
+
+  /** Runs one conversation's events in turn, each when the order gate lets it. */
+  async runGroup(
+    group: BatchedEvent[],
+    preparedOf: Map<BatchedEvent, PrepareOutcome | undefined>,
+  ): Promise<GroupOutcome> {
+    const deps = this.deps;
+    for (const item of group) {
+      let outcome = preparedOf.get(item);
+      // Chained behind an earlier event of this batch (which has just left): look again.
+      if (outcome?.gate.kind === 'chain') outcome = (await this.prepare([item]))[0];
+      if (!outcome) return { kind: 'waiting', item };
+      if (outcome.gate.kind === 'skip') {
+        this.skipped += 1;
+        continue;
+      }
+      if (outcome.gate.kind !== 'go' || !('state' in outcome)) return { kind: 'waiting', item };
+      const actions: ActionReport[] = [];
+      try {
+        const prepared = outcome;
+        const run = () => runEvent(item, this.member(item), prepared, deps, actions, this.replay);
+        // With tracing on, the run is the `event process` span of the webhook's trace (issue 14).
+        this.done.push(await deps.slots.run(() => traceEventRun(item, run, eventSpanFacts)));
+      } catch (error) {
+        await outcome.state.flush().catch(() => undefined);
+        return new EventRunFailed(item, actions, error);
+      }
+    }
+    return { kind: 'done' };
+  }
+
+  /** Before the job parks or retries: what this attempt finished and which events failed go with it (one write, rare path). */
+  async keepFinished(): Promise<void> {
+    if (this.kept || (this.done.length === this.finishedBefore && !this.failuresChanged)) return;
+    this.kept = true;
+    await this.job.updateData({ ...this.data, finished: this.done, failures: this.failures });
+  }
+}
+
+function eventSpanFacts(result: EventRunResult) {
+  return { rules: result.matched, actions: result.actions.length };
+}
+
+/**
+ * The fate of each failed run: a 429 or a credentials failure pauses everything (the job comes
+ * back unchanged); otherwise the event is retried on its own attempts (`batch.retryInMs`), or,
+ * refused for good or out of attempts, dead-lettered on its own (`batch.deadLettered`).
+ */
+async function settleFailedRuns(batch: EventBatch, runFailures: readonly EventRunFailed[]): Promise<void> {
+  const { job, deps, failures } = batch;
+  const attempts = job.opts.attempts ?? 1;
+  for (const failed of runFailures) {
+    const failure = failureOf(failed.cause);
+    // A 429 or a refusal of our credentials pauses everything; the job comes back unchanged.
+    if (failure.kind === 'rate-limited' || failure.kind === 'auth') {
+      await batch.keepFinished();
+      await pauseOnFailure(failure, deps.failurePolicy);
+    }
+    const event = failed.item.event;
+    const tries = (failures[event.key] ?? 0) + 1;
+    if (failure.kind !== 'rejected' && tries < attempts) {
+      // The job retries on its own schedule rather than BullMQ's attempts: those are shared by the
+      // whole batch, and one event's bad luck must not use up its neighbours' attempts.
+      failures[event.key] = tries;
+      batch.failuresChanged = true;
+      const delay = jobRetryDelay(tries, deps.settings.backoff.baseMs, deps.settings.backoff.maxMs);
+      batch.retryInMs = Math.min(batch.retryInMs ?? delay, delay);
+      deps.onRetry?.();
+      deps.log.warn(
+        {
+          jobId: batch.jobId,
+          conversationId: event.conversationId,
+          eventKey: event.key,
+          attempt: tries,
+          err: failure.message,
+        },
+        `event will be retried in ${Math.round(delay / 100) / 10} s`,
+      );
+      continue;
+    }
+    const conversationId = event.conversationId ?? '';
+    await deadLetter(job, failure, deps.failurePolicy, {
+      attempts: tries,
+      queue: 'events',
+      conversationId,
+      eventKey: event.key,
+      actions: failed.actions,
+      data: { events: [failed.item] },
+      idSuffix: eventId(event.key).slice(0, 8),
+      release: () => leaveOrder(deps, failed.item.event, batch.member(failed.item), RUN_TTL_SECONDS, {}, []),
+    });
+    batch.deadLettered += 1;
+  }
+}
+
+/**
+ * Parks the job (delayed) until its earliest retry is due or, when events wait for an earlier
+ * event of another job, for one recheck period; always throws DelayedError.
+ */
+async function park(
+  batch: EventBatch,
+  token: string | undefined,
+  waiting: readonly BatchedEvent[],
+): Promise<never> {
+  const { job, deps, retryInMs } = batch;
+  await batch.keepFinished();
+  const recheck = waiting.length > 0 ? ORDER_RECHECK_MS : Number.POSITIVE_INFINITY;
+  await job.moveToDelayed(Date.now() + Math.min(retryInMs ?? recheck, recheck), token);
+  // A head may have left between the check and the park: look once more, and if it is our
+  // turn now, promote ourselves instead of sleeping a full recheck period.
+  const kinds =
+    waiting.length === 0
+      ? []
+      : await checkOrderGate(deps.redis, {
+          ...batch.gateInput,
+          dedupePrefix: deps.keys.dedupePrefix,
+          now: Date.now(),
+          events: waiting.map((item) => ({
+            orderKey: deps.keys.order(item.event.conversationId ?? ''),
+            member: batch.member(item),
+          })),
+        });
+  if (kinds.some((kind) => kind !== 'wait')) await job.promote().catch(() => undefined);
+  throw new DelayedError();
+}

@@ -1,0 +1,51 @@
+import type { Queue } from 'bullmq';
+import type { Logger } from 'pino';
+import type { WorkerSettings } from '../../config/config-schema.js';
+import type { BridgeKeys } from '../../queue/redis-keys.js';
+import type { RedisClient } from '../../redis/redis-client.js';
+import type { PlatformErrorClassifier } from '../failures/classify-failure.js';
+import type { FailurePolicyDeps } from '../failures/job-failure-policy.js';
+import type {
+  ActionReport,
+  EventRecorder,
+  ForwardPort,
+  FrozenPlan,
+  Plan,
+  PlannedAction,
+  PlatformPort,
+  RulesPort,
+  TimerScheduler,
+} from '../ports.js';
+import type { EventSlots } from './event-slots.js';
+
+/**
+ * What both processors (process-event.ts, process-timer.ts) run with: one per shard (its keys and
+ * queues), built once by create-bridge-worker.ts; everything else (slots, rules...) is shared.
+ */
+export interface EventProcessorDeps {
+  redis: RedisClient;
+  keys: BridgeKeys;
+  eventsQueue: Queue;
+  timersQueue: Queue;
+  platform: PlatformPort;
+  classifyPlatformError: PlatformErrorClassifier;
+  forwarder: ForwardPort;
+  rules: () => RulesPort;
+  timers: TimerScheduler;
+  /** Bounds the events run at once in this process (worker.concurrency). */
+  slots: EventSlots;
+  now: () => Date;
+  /** The `worker:` section as validated (backoff between an event's failed runs, safety margin, skew). */
+  settings: WorkerSettings;
+  failurePolicy: FailurePolicyDeps;
+  log: Logger;
+  onAction?: (report: ActionReport) => void;
+  onWindowBlocked?: (action: PlannedAction) => void;
+  onPlan?: (plan: FrozenPlan, kind: string) => void;
+  /** An event's run failed and will be retried. */
+  onRetry?: () => void;
+  /** Once per event, when its plan is first frozen (retries reuse it): exactly-once counts. */
+  onPlanFrozen?: (plan: Plan) => void;
+  /** Set when `record.enabled`: keeps the event with its facts and plan (issue 15). */
+  recorder?: EventRecorder;
+}

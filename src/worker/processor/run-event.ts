@@ -1,0 +1,94 @@
+import { lazyChild } from '../../observe/logger.js';
+import type { BatchedEvent } from '../../queue/event-job.js';
+import { FACTS_TTL_SECONDS } from '../conversation-facts.js';
+import { staleSentMarks } from '../exactly-once/execute-actions.js';
+import type { ActionReport } from '../ports.js';
+import { removeTimerJobs } from '../timers/timers.js';
+import { leaveOrder } from './order-gate.js';
+import { planEvent } from './plan-event.js';
+import type { PreparedEvent } from './prepare-run.js';
+import type { EventProcessorDeps } from './processor-deps.js';
+import { runPlannedActions } from './run-planned-actions.js';
+
+export interface EventRunResult {
+  eventKey: string;
+  conversationId: string;
+  /** The rules that matched (from the frozen plan). */
+  matched: string[];
+  actions: ActionReport[];
+  cancelledTimers: string[];
+  /** The event reported a message the bridge sent itself: no rule ran (exactly-once/own-sends.ts, issue 16). */
+  ownSend?: true;
+}
+
+/**
+ * One event's run, from its prepared state (prepare-run.ts) to leaving the order: the timers it
+ * cancelled go, its plan is frozen (plan-event.ts), its actions run through the ledger
+ * (run-planned-actions.ts), and it leaves its conversation's order with what the run learnt.
+ */
+export async function runEvent(
+  item: BatchedEvent,
+  me: string,
+  prepared: PreparedEvent,
+  deps: EventProcessorDeps,
+  actions: ActionReport[],
+  replay: boolean,
+): Promise<EventRunResult> {
+  const { event } = item;
+  const conversationId = event.conversationId ?? '';
+  const log = lazyChild(deps.log, () => ({ conversationId, eventKey: event.key }));
+  if (prepared.gate.released) {
+    log.warn(
+      { released: prepared.gate.released },
+      'dropped a vanished or failed job that blocked this conversation',
+    );
+  }
+  const cancelledTimers = prepared.cancelledTimers;
+  if (cancelledTimers.length > 0) {
+    await removeTimerJobs(deps.timersQueue, cancelledTimers);
+    log.info({ cancelledTimers }, 'cancelled timers');
+  }
+
+  const rules = deps.rules();
+  // The platform's report of our own send: it is not a human agent's reply (exactly-once/own-sends.ts).
+  if (prepared.ownSend)
+    log.info({ kind: event.kind }, "the bridge's own message reported back: no rules run");
+  const plan = await planEvent(event, conversationId, prepared, rules, deps);
+  // The facts the plan was made with (planning may have learnt from history).
+  const facts = prepared.facts;
+
+  const reports = await runPlannedActions(
+    deps,
+    {
+      scope: event.key,
+      event,
+      conversationId,
+      facts,
+      rules,
+      replay,
+      state: prepared.state,
+      log,
+    },
+    plan.actions,
+    actions,
+  );
+  const stale = staleSentMarks(facts, deps.settings.reconcileSkewMs);
+  await leaveOrder(
+    deps,
+    event,
+    me,
+    0,
+    prepared.state.takeConversationFields(),
+    stale,
+    prepared.newConversation ? FACTS_TTL_SECONDS : 0,
+  );
+  if (log.isLevelEnabled('debug')) log.debug({ actions: reports.length }, 'event processed');
+  return {
+    eventKey: event.key,
+    conversationId,
+    matched: plan.matched.map((m) => m.rule),
+    actions: reports,
+    cancelledTimers,
+    ...(prepared.ownSend ? { ownSend: true as const } : {}),
+  };
+}

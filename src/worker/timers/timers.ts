@@ -1,0 +1,130 @@
+import { createHash } from 'node:crypto';
+import type { Queue } from 'bullmq';
+import { z } from 'zod';
+import { ConversationEventSchema, EVENT_KINDS } from '../../events/conversation-event.js';
+import type { BridgeKeys } from '../../queue/redis-keys.js';
+import type { RedisClient } from '../../redis/redis-client.js';
+import { defineRedisScript } from '../../redis/redis-script.js';
+import { CONVERSATION_FIELDS, FACTS_TTL_SECONDS } from '../conversation-facts.js';
+import type { PlannedAction, TimerScheduler } from '../ports.js';
+
+/**
+ * `after: 15m, unless: agent_reply, then: [...]` timers. Each is a delayed BullMQ job in the
+ * `timers` queue plus a registration in the conversation hash (field `T:<timer id>`, value
+ * `p:<kinds>` while pending):
+ *   pending (with the kinds that cancel it) --event of such a kind--> deleted (cancelled)
+ *   pending --fires--> firing --actions done--> deleted
+ * Cancel and fire claim the registration atomically, so a timer either fires or is cancelled,
+ * never both. A re-run of a timer that crashed while firing finds `firing` and carries on.
+ */
+export const TimerJobDataSchema = z.object({
+  timerId: z.string(),
+  conversationId: z.string(),
+  rule: z.string(),
+  unless: z.array(z.enum(EVENT_KINDS)),
+  /** Actions already rendered when the timer was set; validated loosely, produced by our own evaluator. */
+  actions: z.array(z.custom<PlannedAction>((value) => typeof value === 'object' && value !== null)),
+  event: ConversationEventSchema,
+  dueAt: z.string(),
+  /** The due time in the config's zone (business-time and window_closing timers), for people. */
+  dueLocal: z.string().optional(),
+  /** `business`: the delay counted open business hours only. */
+  clock: z.enum(['wall', 'business']).optional(),
+  /** What set it: absent for `after:` timers, `window_closing` for those rules (issue 16). */
+  trigger: z.literal('window_closing').optional(),
+  /** Arrival counter when it first fired: events that arrived before it are handled first. */
+  cut: z.number().optional(),
+  firstFiredAt: z.number().optional(),
+  replay: z.number().int().optional(),
+});
+export type TimerJobData = z.infer<typeof TimerJobDataSchema>;
+
+export function timerIdFor(scope: string, actionId: string): string {
+  return `tm-${createHash('sha256').update(`${scope}|${actionId}`).digest('hex').slice(0, 40)}`;
+}
+
+const REGISTRATION_TTL_MARGIN_MS = 24 * 3600 * 1000;
+
+// KEYS: conversation hash. ARGV: timer field. Returns 'go' (claimed or re-run) or 'cancelled'.
+const CLAIM_LUA = `
+local state = redis.call('HGET', KEYS[1], ARGV[1])
+if not state then return 'cancelled' end
+if string.sub(state, 1, 2) == 'p:' then redis.call('HSET', KEYS[1], ARGV[1], 'firing') end
+return 'go'
+`;
+const claimScript = defineRedisScript<string>('TimerClaim', 1, CLAIM_LUA);
+
+export function createTimerScheduler(
+  redis: RedisClient,
+  keys: BridgeKeys,
+  queue: Queue,
+  now: () => Date = () => new Date(),
+): TimerScheduler {
+  return {
+    async schedule(input) {
+      const key = keys.conversation(input.conversationId);
+      // A due time fixed by the plan (business time, window_closing) stays fixed when a run is
+      // retried later; otherwise the delay counts from now (issue 16).
+      const at = now().getTime();
+      const dueAt = input.dueAt !== undefined ? Date.parse(input.dueAt) : at + input.delayMs;
+      const delayMs = Math.max(0, dueAt - at);
+      // Register first: a crash before the job is added leaves a harmless registration (it expires
+      // with the conversation hash, which lives at least as long as the timer).
+      await redis
+        .multi()
+        .hsetnx(key, timerField(input.timerId), `p:${input.unless.join(',')}`)
+        .pexpire(key, Math.max(delayMs + REGISTRATION_TTL_MARGIN_MS, FACTS_TTL_SECONDS * 1000))
+        .exec();
+      const data: TimerJobData = {
+        timerId: input.timerId,
+        conversationId: input.conversationId,
+        rule: input.rule,
+        unless: input.unless.filter((k): k is TimerJobData['unless'][number] =>
+          (EVENT_KINDS as readonly string[]).includes(k),
+        ),
+        actions: input.actions,
+        event: input.event,
+        dueAt: new Date(dueAt).toISOString(),
+        ...(input.dueLocal !== undefined ? { dueLocal: input.dueLocal } : {}),
+        ...(input.clock !== undefined ? { clock: input.clock } : {}),
+        ...(input.trigger !== undefined ? { trigger: input.trigger } : {}),
+      };
+      await queue.add('timer', data, { jobId: input.timerId, delay: delayMs });
+    },
+  };
+}
+
+/**
+ * Removes the delayed jobs of timers an event cancelled (their registrations were already deleted
+ * atomically by processor/prepare-run.ts, so even if a removal fails the timer finds itself cancelled).
+ */
+export async function removeTimerJobs(queue: Queue, timerIds: readonly string[]): Promise<void> {
+  for (const timerId of timerIds) await queue.remove(timerId).catch(() => 0);
+}
+
+export async function claimTimer(
+  redis: RedisClient,
+  keys: BridgeKeys,
+  conversationId: string,
+  timerId: string,
+): Promise<'go' | 'cancelled'> {
+  const state = await claimScript(redis, [keys.conversation(conversationId)], [timerField(timerId)]);
+  return state === 'go' ? 'go' : 'cancelled';
+}
+
+/** A fired (or dead-lettered) timer is done: its registration goes, and its run state unless kept. */
+export async function releaseTimer(
+  redis: RedisClient,
+  keys: BridgeKeys,
+  conversationId: string,
+  timerId: string,
+  keepRun = false,
+) {
+  const multi = redis.multi().hdel(keys.conversation(conversationId), timerField(timerId));
+  if (!keepRun) multi.del(keys.run(timerId));
+  await multi.exec();
+}
+
+export function timerField(timerId: string): string {
+  return `${CONVERSATION_FIELDS.timer}${timerId}`;
+}

@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import {
+  begin,
+  decide,
+  finish,
+  type LedgerEntry,
+  parseLedgerEntry,
+} from '../../../../src/worker/exactly-once/action-ledger.js';
+
+describe('action ledger state machine', () => {
+  it.each<[string, LedgerEntry | undefined, ReturnType<typeof decide>]>([
+    ['never begun -> run', undefined, { kind: 'run' }],
+    ['provably not sent -> run again', { state: 'retry', at: 5, tries: 1 }, { kind: 'run' }],
+    [
+      'begun, outcome unknown -> reconcile first',
+      { state: 'started', at: 42, tries: 1 },
+      { kind: 'reconcile', startedAt: 42 },
+    ],
+    [
+      'begun after a same-text message, outcome unknown -> reconcile above that history id',
+      { state: 'started', at: 42, tries: 1, after: 17 },
+      { kind: 'reconcile', startedAt: 42, after: 17 },
+    ],
+    ['done -> nothing', { state: 'done', at: 1, tries: 1 }, { kind: 'finished', state: 'done' }],
+    [
+      'failed for good -> nothing',
+      { state: 'failed', at: 1, tries: 1 },
+      { kind: 'finished', state: 'failed' },
+    ],
+    ['skipped -> nothing', { state: 'skipped', at: 1, tries: 0 }, { kind: 'finished', state: 'skipped' }],
+  ])('%s', (_name, entry, expected) => {
+    expect(decide(entry)).toEqual(expected);
+  });
+
+  it('counts tries across begins and keeps them when finishing', () => {
+    const first = begin(undefined, 100);
+    expect(first).toEqual({ state: 'started', at: 100, tries: 1 });
+    const notSent = finish(first, 'retry', 110, 'RATE_LIMITED');
+    const second = begin(notSent, 200);
+    expect(second.tries).toBe(2);
+    expect(finish(second, 'done', 210, 'message m1')).toEqual({
+      state: 'done',
+      at: 210,
+      tries: 2,
+      detail: 'message m1',
+    });
+  });
+
+  it('keeps the history floor only on the started entry that needs it', () => {
+    const started = begin(undefined, 100, { after: 17 });
+    expect(started).toEqual({ state: 'started', at: 100, tries: 1, after: 17 });
+    expect(parseLedgerEntry(JSON.stringify(started))).toEqual(started);
+    expect(finish(started, 'done', 110)).toEqual({ state: 'done', at: 110, tries: 1 });
+    expect(begin(undefined, 100)).not.toHaveProperty('after');
+  });
+
+  it("keeps the run of the text's earlier sends on the started entry, and reconciliation gets it", () => {
+    const chain = { since: 40, count: 2 };
+    const started = begin(undefined, 100, { chain });
+    expect(started).toEqual({ state: 'started', at: 100, tries: 1, chain });
+    const read = parseLedgerEntry(JSON.stringify(started));
+    expect(read).toEqual(started);
+    expect(decide(read)).toEqual({ kind: 'reconcile', startedAt: 100, chain });
+    expect(finish(started, 'done', 110)).not.toHaveProperty('chain');
+  });
+
+  it.each([
+    ['not JSON', '{oops'],
+    ['wrong shape', '{"state":"weird","at":1,"tries":1}'],
+    ['missing fields', '{"state":"done"}'],
+  ])(
+    'reads a corrupt entry (%s) as started, so the action is reconciled rather than repeated blindly',
+    (_n, raw) => {
+      const entry = parseLedgerEntry(raw);
+      expect(entry?.state).toBe('started');
+      expect(decide(entry).kind).toBe('reconcile');
+    },
+  );
+
+  it('reads an absent entry as never begun', () => {
+    expect(parseLedgerEntry(null)).toBeUndefined();
+  });
+});
