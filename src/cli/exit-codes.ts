@@ -1,4 +1,4 @@
-/** Exit codes of every `convo-bridge` command (documented in README "CLI"). */
+/** Exit codes of every `convo-bridge` command (documented in docs/operations.md, "Commands"). */
 export const EXIT = {
   ok: 0,
   /** The input is wrong and the user can fix it: invalid config, bad flags, unknown DLQ id. */

@@ -5,7 +5,7 @@ import { describeError } from '../base/errors.js';
 import { DemoError } from './demo-error.js';
 
 /**
- * A small CRM stand-in for the demo: it takes the bridge's forwards (src/actions/forward-event.ts),
+ * A small CRM stand-in for the demo: it takes the bridge's forwards (src/forward/forward-event.ts),
  * verifies their Standard Webhooks signature, and records every delivery. Like a careful CRM it
  * dedupes on `webhook-id`, so a forward retried after a lost answer counts once. It can be told
  * to answer the next forwards with 503 to show the bridge's retry.

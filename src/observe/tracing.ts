@@ -49,7 +49,7 @@ import type { TracingSettings } from './tracing-settings.js';
  * The OpenTelemetry SDK behind the tracing port (trace-context.ts). Loaded only with a dynamic
  * import when tracing is on, so a bridge without tracing never loads these modules.
  *
- * Spans (see the README, "Tracing"):
+ * Spans (see docs/operations.md, "Tracing"):
  *   webhook receive (SERVER) -> queue store (PRODUCER)   receiver, one per webhook / event
  *     -> event process (CONSUMER)                        worker, parent = the event's carrier
  *          -> platform <operation> (CLIENT)              one per HTTP attempt

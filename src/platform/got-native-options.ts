@@ -14,7 +14,7 @@ import { Options } from 'got';
  * Node's ClientRequest and Agent code that reads it megamorphic too.
  *
  * `fastNativeRequestOptions` builds the same object (the same keys with the same values; pinned by
- * test/unit/shared/got-native-options.test.ts for http, https with TLS options, unix sockets and
+ * test/unit/platform/got-native-options.test.ts for http, https with TLS options, unix sockets and
  * cache options) from a plain literal and adds the spread parts after it. It replaces got's method
  * only when that method's source is the exact one it was written against (GOT_METHOD_SHA256): a
  * got upgrade that changes the method keeps got's own (correct, slower), and the unit test says so.

@@ -2,7 +2,7 @@ import type { RetrySettings } from './client-options.js';
 import type { PlatformErrorCode } from './platform-error.js';
 
 /*
- * The client's retry policy, in one place (README "Platform client" repeats it).
+ * The client's retry policy, in one place (docs/client.md repeats it).
  *
  * Owner: one short p-retry loop per call (execute-request.ts); got's own retry is off. BullMQ's
  * attempts own the long tail, and a RATE_LIMITED with a long Retry-After is handed to the worker

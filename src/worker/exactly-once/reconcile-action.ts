@@ -10,7 +10,7 @@ import type { HistoryMessage, PlannedAction } from '../ports.js';
  * by another action of the same ledger. Idempotent actions (need-human, timers, signed forwards
  * with a stable id) are simply done again, so they report `redo`.
  *
- * Limits (stated in the README): the platform rewrites texts with links (removes unreachable
+ * Limits (stated in docs/guarantees.md): the platform rewrites texts with links (removes unreachable
  * ones, splits image links), so texts are compared as the platform would store them, word by word
  * with links removed (`comparableText`); an agent typing the very same words within the skew
  * would be mistaken for ours.
@@ -39,7 +39,7 @@ const TRAILING_PUNCTUATION = /[.,;:!?)\]}]+$/;
  * platform tidies what is left around a removed link ("See https://img/a.jpg, thanks" is stored
  * as "See, thanks"), so the comparison cannot be on characters; on words, the text we sent and
  * the text the platform stored agree whichever of its links were kept, split off or removed
- * (issue 12). Texts that differ only in punctuation compare equal: a limit stated in the README.
+ * (issue 12). Texts that differ only in punctuation compare equal: a limit stated in docs/guarantees.md.
  */
 export function comparableText(text: string): string {
   return text

@@ -7,7 +7,7 @@ import { runNode } from '../../support/run-node.js';
 
 /**
  * The platform is reached over HTTPS in production. The transport hands Node only the request
- * options that are set and builds got's native options itself (src/shared/got-native-options.ts),
+ * options that are set and builds got's native options itself (src/platform/got-native-options.ts),
  * so this checks, against a real TLS server on loopback, that a call over HTTPS still works and
  * that the server's certificate is still verified. The call runs in a child process because Node
  * reads NODE_EXTRA_CA_CERTS (the test certificate's authority) only at start-up.

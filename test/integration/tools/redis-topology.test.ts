@@ -13,7 +13,7 @@ import {
 } from '../../../tools/redis/redis-topology.js';
 
 /**
- * Real Redis Cluster and Sentinel topologies (src/shared/redis-topology.ts): what a client sees
+ * Real Redis Cluster and Sentinel topologies (tools/redis/redis-topology.ts): what a client sees
  * through ioredis, failover included, and that `stop` leaves no process behind. Each test starts
  * its own topology (about 2 s) and stops it in afterEach, failed or not.
  */
