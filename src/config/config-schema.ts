@@ -317,6 +317,11 @@ export const redisSchema = z
 const workerSchema = z
   .strictObject({
     concurrency: integer(1, 1000).prefault(16),
+    business_concurrency: integer(1, 1000)
+      .optional()
+      .describe(
+        'With several businesses: at most this many jobs of one business run at once in a worker process, so that one business cannot take every slot (default: half of concurrency, rounded up).',
+      ),
     attempts: integer(1, 100).prefault(8),
     backoff: z
       .strictObject({ base: durationSchema.prefault('1s'), max: durationSchema.prefault('5m') })
@@ -343,9 +348,19 @@ const workerSchema = z
       .optional()
       .describe('Queue shards this process consumes (numbers from 0 to redis.shards - 1). Default: all.'),
   })
+  .superRefine((w, ctx) => {
+    if (w.business_concurrency !== undefined && w.business_concurrency > w.concurrency) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['business_concurrency'],
+        message: `${w.business_concurrency} is more than worker.concurrency (${w.concurrency}), so one business could still take every slot; use at most ${w.concurrency}`,
+      });
+    }
+  })
   .transform((w) => ({
     shards: w.shards === undefined ? null : [...new Set(w.shards)].sort((a, b) => a - b),
     concurrency: w.concurrency,
+    businessConcurrency: w.business_concurrency ?? Math.max(1, Math.ceil(w.concurrency / 2)),
     attempts: w.attempts,
     backoff: w.backoff,
     rateLimitPauseCapMs: w.rate_limit_pause_cap,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BusinessIdSchema } from '../events/business-id.js';
 import { ConversationEventSchema } from '../events/conversation-event.js';
 
 /**
@@ -27,6 +28,12 @@ export type BatchedEvent = z.infer<typeof BatchedEventSchema>;
  */
 export const EventBatchDataSchema = z.object({
   events: z.array(BatchedEventSchema).min(1),
+  /**
+   * The business whose webhooks brought these events, when the bridge serves several (issue 26);
+   * absent for the one business of a config without `businesses:`. The worker runs the job with
+   * that business's keys, rules and platform credentials.
+   */
+  business: BusinessIdSchema.optional(),
   /** Set when replayed from the dead-letter set: actions that failed for good are tried again. */
   replay: z.number().int().positive().optional(),
   /**
@@ -44,3 +51,8 @@ export type EventBatchData = z.infer<typeof EventBatchDataSchema>;
 
 /** The name of every events-queue job (bull-board shows it). */
 export const EVENT_BATCH_JOB_NAME = 'events';
+
+/** A job's name as bull-board shows it: `events`, or `events:<business>` when the bridge serves several. */
+export function jobNameFor(name: string, business: string | null): string {
+  return business === null ? name : `${name}:${business}`;
+}

@@ -5,7 +5,7 @@ import type { ConversationEvent } from '../events/conversation-event.js';
 import { carrierOf } from '../observe/trace-context.js';
 import { connectionFor, type RedisClient } from '../redis/redis-connection.js';
 import { defineRedisScript } from '../redis/redis-script.js';
-import { EVENT_BATCH_JOB_NAME, type EventBatchData } from './event-job.js';
+import { EVENT_BATCH_JOB_NAME, type EventBatchData, jobNameFor } from './event-job.js';
 import { type BridgeKeys, conversationHash, eventId } from './redis-keys.js';
 
 /**
@@ -128,7 +128,8 @@ export async function ingestBatch(
   }
   const states = await reserve(redis, scriptKeys, args);
   const results: IngestResult[] = [];
-  const data: EventBatchData = { events: [] };
+  const data: EventBatchData =
+    keys.business === null ? { events: [] } : { events: [], business: keys.business };
   distinct.forEach((event, index) => {
     const state = String(states[index] ?? 'd:0');
     const arrival = Number(state.slice(2));
@@ -142,7 +143,7 @@ export async function ingestBatch(
   });
   if (data.events.length > 0) {
     data.events.sort((a, b) => a.arrival - b.arrival);
-    await queue.add(EVENT_BATCH_JOB_NAME, data, { ...options.jobOptions, jobId });
+    await queue.add(jobNameFor(EVENT_BATCH_JOB_NAME, keys.business), data, { ...options.jobOptions, jobId });
   }
   // Also for a batch of duplicates only: their original may not have reached a replica yet.
   if ((options.replicasAck ?? 0) > 0) await waitForReplicas(options, keys.arrival);

@@ -27,6 +27,8 @@ export interface QueueShard {
 }
 
 export interface KeyLayout extends KeyLayoutOptions {
+  /** The business whose keys `all` and `global` hold (null: the one business of a config without `businesses:`). */
+  readonly business: string | null;
   readonly all: readonly QueueShard[];
   /** Keys that belong to no conversation (dead letters, quarantine, recorded events, alarms). */
   readonly global: BridgeKeys;
@@ -34,6 +36,11 @@ export interface KeyLayout extends KeyLayoutOptions {
   shardOf(conversationId: string | null | undefined): QueueShard;
   /** In words, for logs and `validate`. */
   describe(): string;
+  /**
+   * The same shards and queues with one business's keys (issue 26); null gives the keys of a
+   * config without `businesses:`. Made once per business and kept.
+   */
+  forBusiness(business: string | null): KeyLayout;
 }
 
 /**
@@ -73,16 +80,42 @@ export function createKeyLayout(options: KeyLayoutOptions): KeyLayout {
   }
   if (!tagged && shards > 1) throw new RangeError('more than one shard needs tagged keys');
   const globalPrefix = tagged ? `{${prefix}}` : prefix;
-  const all: QueueShard[] = [];
+  const queuePrefixes: string[] = [];
   for (let index = 0; index < shards; index++) {
-    const queuePrefix = tagged ? `{${shardTag(prefix, index, shards)}}` : prefix;
-    all.push({ index, queuePrefix, keys: bridgeKeys(queuePrefix, globalPrefix) });
+    queuePrefixes.push(tagged ? `{${shardTag(prefix, index, shards)}}` : prefix);
   }
+  const byBusiness = new Map<string | null, KeyLayout>();
+  const forBusiness = (business: string | null): KeyLayout => {
+    let layout = byBusiness.get(business);
+    if (layout === undefined) {
+      layout = businessLayout(options, globalPrefix, queuePrefixes, business, forBusiness);
+      byBusiness.set(business, layout);
+    }
+    return layout;
+  };
+  return forBusiness(null);
+}
+
+/** A layout's shards with one business's keys (the queues' prefixes are the same for every business). */
+function businessLayout(
+  options: KeyLayoutOptions,
+  globalPrefix: string,
+  queuePrefixes: readonly string[],
+  business: string | null,
+  forBusiness: (business: string | null) => KeyLayout,
+): KeyLayout {
+  const { prefix, shards, tagged } = options;
+  const all: QueueShard[] = queuePrefixes.map((queuePrefix, index) => ({
+    index,
+    queuePrefix,
+    keys: bridgeKeys(queuePrefix, globalPrefix, business),
+  }));
   const first = all[0] as QueueShard;
   return {
     prefix,
     shards,
     tagged,
+    business,
     all,
     global: first.keys,
     shardOf(conversationId) {
@@ -95,6 +128,7 @@ export function createKeyLayout(options: KeyLayoutOptions): KeyLayout {
         .map((s) => s.queuePrefix)
         .join(', ')}${shards > 3 ? ', ...' : ''}; keys of no conversation under "${globalPrefix}:"`;
     },
+    forBusiness,
   };
 }
 

@@ -77,10 +77,16 @@ export function orderMember(jobId: string, eventKey: string): string {
  * to no conversation (dead letters, quarantine, recorded events, alarms); they are never touched
  * together with a shard's keys. With one untagged shard (the default on a single Redis) both are
  * the configured prefix, the layout of earlier versions. See queue/key-layout.ts.
+ *
+ * `business` (issue 26) scopes every key to one business of a bridge that serves several:
+ * `<prefix>:bridge:b:<id>:...`. The queues stay shared (a shard's jobs carry their business), so the
+ * keys stay under the shard's hash tag. null is the one business of a config without `businesses:`,
+ * whose keys are those of earlier versions.
  */
-export function bridgeKeys(prefix: string, globalPrefix: string = prefix) {
-  const p = `${prefix}:bridge`;
-  const g = `${globalPrefix}:bridge`;
+export function bridgeKeys(prefix: string, globalPrefix: string = prefix, business: string | null = null) {
+  const scope = business === null ? '' : `:b:${business}`;
+  const p = `${prefix}:bridge${scope}`;
+  const g = `${globalPrefix}:bridge${scope}`;
   return {
     /** Dedupe marker of one event: `<arrival>|<batch job id>`. Expires after the window. */
     dedupe: (eventKey: string) => `${p}:dedupe:${sha(eventKey)}`,
@@ -94,6 +100,11 @@ export function bridgeKeys(prefix: string, globalPrefix: string = prefix) {
     conversation: (conversationId: string) => `${p}:conv:${conversationHash(conversationId)}`,
     /** The state of one event's run: its frozen plan (`plan`) and action ledger (`a:<action id>`). */
     run: (eventKey: string) => `${p}:run:${sha(eventKey)}`,
+    /**
+     * Ids of this business's jobs of this shard parked over its fair share, oldest first (issue 26,
+     * worker/businesses/business-gate.ts); only in a bridge of several businesses.
+     */
+    parked: `${p}:parked`,
     /** Quarantine entries (hash id -> JSON entry), indexed and bounded by `quarantine` (a zset by time). */
     quarantineEntries: `${g}:quarantine:entries`,
     /** Written with a short TTL by the receiver's readiness probe (`GET /readyz`). */
@@ -118,8 +129,10 @@ export function bridgeKeys(prefix: string, globalPrefix: string = prefix) {
     prefix: p,
     /** The root of the keys of no conversation (`<global prefix>:bridge`). */
     globalPrefix: g,
-    /** BullMQ's prefix of this shard's queues. */
+    /** BullMQ's prefix of this shard's queues (shared by every business). */
     queuePrefix: prefix,
+    /** The business these keys belong to; null: the one business of a config without `businesses:`. */
+    business,
   };
 }
 export type BridgeKeys = ReturnType<typeof bridgeKeys>;

@@ -8,6 +8,7 @@ import { createReceiverServers, type ListeningReceiver } from './http/receiver-s
 import { type QuarantineInput, quarantineBody } from './quarantine-store.js';
 import type { ReceiveEffects } from './receive-webhook.js';
 import {
+  type ReceiverBusiness,
   type ReceiverOptions,
   type ResolvedReceiverOptions,
   resolveReceiverOptions,
@@ -22,6 +23,11 @@ export interface Receiver {
   listen(port?: number, host?: string): Promise<ListeningReceiver>;
   /** Connected to Redis and not closed (cheap; `GET /readyz` does a real write). */
   isReady(): boolean;
+  /**
+   * A receiver of several businesses (built with `businesses`): serve these from the next request
+   * on; a removed business's path answers 404 (issue 26, hot reload). Throws for a receiver of one.
+   */
+  setBusinesses(businesses: readonly ReceiverBusiness[]): void;
   /** Stops every server it started and closes Redis. Idempotent. */
   close(): Promise<void>;
 }
@@ -46,9 +52,18 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   });
   // Read once: tracing is installed (or not) before the receiver is built (run-bridge.ts).
   const tracing = activeTracing();
-  const app = createReceiverApp({
+  const effects = new Map<string | null, ReceiveEffects>();
+  const effectsFor = (business: string | null): ReceiveEffects => {
+    let made = effects.get(business);
+    if (made === undefined) {
+      made = receiveEffects(producer, business, settings, tracing);
+      effects.set(business, made);
+    }
+    return made;
+  };
+  const { app, setBusinesses } = createReceiverApp({
     settings,
-    effects: receiveEffects(producer, settings, tracing),
+    effectsFor,
     tracing,
     probe: () => producer.probe(),
     readiness: options.readiness,
@@ -72,6 +87,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       return servers.listen(port, host);
     },
     isReady: () => producer.isConnected() && closing === undefined,
+    setBusinesses,
     close() {
       closing ??= (async () => {
         await servers.closeAll();
@@ -82,15 +98,20 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   };
 }
 
-/** What the webhook policy stores with: the producer (traced when tracing is on) and the quarantine. */
+/**
+ * What the webhook policy stores with, for one business (null: the only one): the producer (traced
+ * when tracing is on) and the quarantine, both with that business's keys.
+ */
 function receiveEffects(
   producer: EventProducer,
+  business: string | null,
   settings: ResolvedReceiverOptions,
   tracing: BridgeTracing | undefined,
 ): ReceiveEffects {
+  const ingest = producer.ingestFor(business);
   const quarantineStore = {
     redis: producer.redis,
-    keys: producer.keys,
+    keys: producer.layout.forBusiness(business).global,
     maxEntries: settings.quarantineMax,
     maxBodyBytes: settings.quarantineBodyBytes,
   };
@@ -99,10 +120,10 @@ function receiveEffects(
       ? (event: ConversationEvent) =>
           tracing.store(
             event,
-            () => producer.ingest(event),
+            () => ingest(event),
             (result) => ({ outcome: result.outcome, jobId: result.jobId }),
           )
-      : producer.ingest,
+      : ingest,
     quarantine: (input: QuarantineInput) => quarantineBody(quarantineStore, input),
     enqueueTimeoutMs: settings.enqueueTimeoutMs,
   };

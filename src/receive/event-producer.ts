@@ -65,6 +65,11 @@ export interface EventProducer {
   readonly layout: KeyLayout;
   /** Stores the event durably (exactly once per key); rejects when Redis cannot take it. */
   ingest(event: ConversationEvent): Promise<IngestResult>;
+  /**
+   * The same for one business of a bridge that serves several (issue 26): its own keys and event
+   * keys, the shared queues. null is `ingest`. Made once per business and kept.
+   */
+  ingestFor(business: string | null): (event: ConversationEvent) => Promise<IngestResult>;
   /** A shard's queue as it is now (a queue whose start-up failed is replaced on the next ingest). */
   queue(shard?: number): Queue;
   /** Connected and not closed (cheap; `probe` does a real write). */
@@ -89,16 +94,16 @@ export function createEventProducer(options: EventProducerOptions): EventProduce
   const keys = layout.global;
   let closing: Promise<void> | undefined;
   const isClosing = () => closing !== undefined;
-  const shards = layout.all.map((shard) => createShardWriter(redis, shard, options, isClosing));
-  const route = (event: ConversationEvent): Promise<IngestResult> =>
-    (shards[layout.shardOf(event.conversationId).index] as ShardWriter).commit(event);
+  const queues = layout.all.map((shard) => createShardQueue(redis, shard, options.logger, isClosing));
+  const ingestFor = ingestPerBusiness(redis, layout, queues, options);
 
   return {
     redis,
     keys,
     layout,
-    queue: (shard = 0) => (shards[shard] ?? (shards[0] as ShardWriter)).currentQueue(),
-    ingest: gateOnLayoutCheck(route, options.layoutChecked, options.commandTimeoutMs),
+    queue: (shard = 0) => (queues[shard] ?? (queues[0] as ShardQueue)).current(),
+    ingest: ingestFor(null),
+    ingestFor,
     isConnected: () => redis.status === 'ready' && !closing,
     connected: (timeoutMs, connectOptions = {}) => waitUntilConnected(redis, timeoutMs, connectOptions),
     async probe() {
@@ -110,9 +115,39 @@ export function createEventProducer(options: EventProducerOptions): EventProduce
       );
     },
     close() {
-      closing ??= closeProducer(redis, shards);
+      closing ??= closeProducer(redis, queues);
       return closing;
     },
+  };
+}
+
+/**
+ * One ingest function per business, made on first use: a group commit per queue shard with the
+ * business's keys, behind the layout gate. An explicit business's event keys get its id in front
+ * (`<id>:<key>`), so everything derived from an event key (dedupe, run state, timer and batch ids,
+ * the `webhook-id` of forwards) stays apart from another business's same message id.
+ */
+function ingestPerBusiness(
+  redis: RedisClient,
+  layout: KeyLayout,
+  queues: readonly ShardQueue[],
+  options: EventProducerOptions,
+): (business: string | null) => (event: ConversationEvent) => Promise<IngestResult> {
+  const made = new Map<string | null, (event: ConversationEvent) => Promise<IngestResult>>();
+  return (business) => {
+    let ingest = made.get(business);
+    if (ingest === undefined) {
+      const scoped = layout.forBusiness(business);
+      const commits = scoped.all.map((shard) =>
+        createShardCommit(redis, shard, queues[shard.index] as ShardQueue, options),
+      );
+      const route = (event: ConversationEvent): Promise<IngestResult> =>
+        (commits[scoped.shardOf(event.conversationId).index] as ShardCommit)(event);
+      const gated = gateOnLayoutCheck(route, options.layoutChecked, options.commandTimeoutMs);
+      ingest = business === null ? gated : (event) => gated({ ...event, key: `${business}:${event.key}` });
+      made.set(business, ingest);
+    }
+    return ingest;
   };
 }
 
@@ -162,20 +197,20 @@ interface QueueSlot {
   failed: boolean;
 }
 
-interface ShardWriter {
-  currentQueue(): Queue;
-  commit(event: ConversationEvent): Promise<IngestResult>;
+/** A shard's events queue (shared by every business), replaced when its start-up failed. */
+interface ShardQueue {
+  current(): Queue;
   close(): Promise<void>;
 }
 
-/** One queue and one group commit per shard: a batch's keys all share its shard's hash tag. */
-function createShardWriter(
+type ShardCommit = (event: ConversationEvent) => Promise<IngestResult>;
+
+function createShardQueue(
   redis: RedisClient,
   shard: QueueShard,
-  options: EventProducerOptions,
+  logger: Logger,
   isClosing: () => boolean,
-): ShardWriter {
-  const { logger } = options;
+): ShardQueue {
   const makeQueue = (): QueueSlot => {
     // Shares the fail-fast connection (BullMQ does not close a connection it was given).
     const queue = new Queue(QUEUE_NAMES.events, { connection: redis, prefix: shard.queuePrefix });
@@ -189,19 +224,31 @@ function createShardWriter(
     return slot;
   };
   let slot = makeQueue();
-  const currentQueue = (): Queue => {
-    if (slot.failed && !isClosing()) {
-      const old = slot.queue;
-      slot = makeQueue();
-      old.close().catch(() => undefined);
-    }
-    return slot.queue;
+  return {
+    current() {
+      if (slot.failed && !isClosing()) {
+        const old = slot.queue;
+        slot = makeQueue();
+        old.close().catch(() => undefined);
+      }
+      return slot.queue;
+    },
+    close: () => slot.queue.close().catch(() => undefined),
   };
-  const commit = createGroupCommit((events) =>
+}
+
+/** One group commit per shard (and business): a batch's keys all share its shard's hash tag. */
+function createShardCommit(
+  redis: RedisClient,
+  shard: QueueShard,
+  queue: ShardQueue,
+  options: EventProducerOptions,
+): ShardCommit {
+  return createGroupCommit((events) =>
     ingestBatch(
       {
         redis,
-        queue: currentQueue(),
+        queue: queue.current(),
         keys: shard.keys,
         dedupeWindowSeconds: options.dedupeWindowSeconds,
         jobOptions: options.jobOptions,
@@ -211,7 +258,6 @@ function createShardWriter(
       events,
     ),
   );
-  return { currentQueue, commit, close: () => slot.queue.close().catch(() => undefined) };
 }
 
 /**
@@ -288,8 +334,8 @@ async function waitUntilConnected(
 }
 
 /** Closes every shard's queue, then the connection (QUIT, or a disconnect when it hangs). */
-async function closeProducer(redis: RedisClient, shards: readonly ShardWriter[]): Promise<void> {
-  await Promise.all(shards.map((shard) => shard.close()));
+async function closeProducer(redis: RedisClient, queues: readonly ShardQueue[]): Promise<void> {
+  await Promise.all(queues.map((queue) => queue.close()));
   try {
     await withTimeout(redis.quit(), 1_000, 'Redis QUIT');
   } catch {

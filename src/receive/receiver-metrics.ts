@@ -2,8 +2,8 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import type { WebhookOutcome } from './webhook-reply.js';
 
 export interface ReceiverMetrics {
-  /** Counts one webhook request and how long it took to answer. */
-  observe(outcome: WebhookOutcome, seconds: number): void;
+  /** Counts one webhook request and how long it took to answer (by business when there are several). */
+  observe(outcome: WebhookOutcome, seconds: number, business: string | null): void;
 }
 
 const REQUESTS = 'convo_bridge_webhooks_total';
@@ -12,30 +12,41 @@ const ACK_SECONDS = 'convo_bridge_webhook_ack_seconds';
 /**
  * Registers the receiver's metrics on the given registry (the one a later `/metrics` endpoint
  * serves). A registry that already has them (a second receiver in one process, tests) is reused
- * instead of throwing prom-client's duplicate-name error.
+ * instead of throwing prom-client's duplicate-name error. `byBusiness`: a bridge of several
+ * businesses labels them with `business` (ids from the config only, so the label stays bounded).
  */
-export function createReceiverMetrics(registry: Registry): ReceiverMetrics {
+export function createReceiverMetrics(registry: Registry, options: { byBusiness: boolean }): ReceiverMetrics {
+  const labelNames = options.byBusiness ? ['outcome', 'business'] : ['outcome'];
   const requests =
-    (registry.getSingleMetric(REQUESTS) as Counter<'outcome'> | undefined) ??
+    (registry.getSingleMetric(REQUESTS) as Counter | undefined) ??
     new Counter({
       name: REQUESTS,
       help: 'Webhook requests by outcome (queued, duplicate, test, unknown_event, quarantined, unauthorized, ...).',
-      labelNames: ['outcome'],
+      labelNames,
       registers: [registry],
     });
   const ack =
-    (registry.getSingleMetric(ACK_SECONDS) as Histogram<'outcome'> | undefined) ??
+    (registry.getSingleMetric(ACK_SECONDS) as Histogram | undefined) ??
     new Histogram({
       name: ACK_SECONDS,
       help: 'Time from the start of a webhook request to its answer, by outcome.',
-      labelNames: ['outcome'],
+      labelNames,
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers: [registry],
     });
+  if (!options.byBusiness) {
+    return {
+      observe(outcome, seconds) {
+        requests.inc({ outcome });
+        ack.observe({ outcome }, seconds);
+      },
+    };
+  }
   return {
-    observe(outcome, seconds) {
-      requests.inc({ outcome });
-      ack.observe({ outcome }, seconds);
+    observe(outcome, seconds, business) {
+      const labels = { outcome, business: business ?? '' };
+      requests.inc(labels);
+      ack.observe(labels, seconds);
     },
   };
 }

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { z } from 'zod';
 import type { BridgeConfig } from '../config/config-schema.js';
+import { BusinessIdSchema } from '../events/business-id.js';
 import type { EventStoreTarget } from './event-producer.js';
 import { RECEIVER_DEFAULTS } from './receiver-defaults.js';
 import { ReceiverError } from './receiver-errors.js';
@@ -18,8 +19,13 @@ import { ReceiverError } from './receiver-errors.js';
 export interface ReceiverOptions extends EventStoreTarget {
   /** URL path the platform POSTs to (default `/webhooks/platform`). */
   path?: string;
-  /** Accepted shared secrets; more than one during a rotation (old and new). */
-  secrets: readonly string[];
+  /** Accepted shared secrets; more than one during a rotation (old and new). Not with `businesses`. */
+  secrets?: readonly string[];
+  /**
+   * The businesses of a bridge that serves several (issue 26), each on its own path with its own
+   * secrets; instead of `path` and `secrets`. `Receiver.setBusinesses` changes them while running.
+   */
+  businesses?: readonly ReceiverBusiness[];
   /** Largest accepted body in bytes (default 1 MiB). */
   bodyLimitBytes?: number;
   /** How long a redelivery of one event is recognised as a duplicate (default 72 h). */
@@ -47,6 +53,13 @@ export interface ReceiverOptions extends EventStoreTarget {
   readiness?: () => string | null | Promise<string | null>;
 }
 
+/** One business a receiver serves (issue 26): its webhooks arrive on its path with its secrets. */
+export interface ReceiverBusiness {
+  readonly id: string;
+  readonly path: string;
+  readonly secrets: readonly string[];
+}
+
 const Secret = z
   .string()
   .min(1, 'a secret is empty')
@@ -57,12 +70,17 @@ const Secret = z
     'a secret contains a line break or NUL, which HTTP headers cannot carry',
   );
 
+const WebhookPath = z
+  .string()
+  .regex(/^\/[A-Za-z0-9/_.~-]*$/, 'must start with "/" and use only letters, digits and / _ . ~ -');
+const Secrets = z.array(Secret).min(1, 'at least one secret is needed');
+
+const BusinessOptions = z.object({ id: BusinessIdSchema, path: WebhookPath, secrets: Secrets });
+
 const PlainOptions = z.object({
-  path: z
-    .string()
-    .regex(/^\/[A-Za-z0-9/_.~-]*$/, 'must start with "/" and use only letters, digits and / _ . ~ -')
-    .default(RECEIVER_DEFAULTS.path),
-  secrets: z.array(Secret).min(1, 'at least one secret is needed'),
+  path: WebhookPath.default(RECEIVER_DEFAULTS.path),
+  secrets: Secrets.optional(),
+  businesses: z.array(BusinessOptions).optional(),
   bodyLimitBytes: z
     .number()
     .int()
@@ -99,6 +117,7 @@ export function resolveReceiverOptions(options: ReceiverOptions): ResolvedReceiv
   const parsed = PlainOptions.safeParse({
     path: options.path,
     secrets: options.secrets,
+    businesses: options.businesses,
     bodyLimitBytes: options.bodyLimitBytes,
     dedupeWindowSeconds: options.dedupeWindowSeconds,
     enqueueTimeoutMs: options.enqueueTimeoutMs,
@@ -114,6 +133,12 @@ export function resolveReceiverOptions(options: ReceiverOptions): ResolvedReceiv
       code: 'RECEIVER_CONFIG',
       cause: parsed.error,
     });
+  }
+  if ((parsed.data.secrets === undefined) === (parsed.data.businesses === undefined)) {
+    throw new ReceiverError(
+      'invalid receiver options: give either secrets (one business) or businesses (several), not both or neither',
+      { code: 'RECEIVER_CONFIG' },
+    );
   }
   if (parsed.data.redisUrl === undefined && options.redis === undefined && options.topology === undefined) {
     throw new ReceiverError(

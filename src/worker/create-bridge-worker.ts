@@ -4,31 +4,35 @@ import type { Registry } from 'prom-client';
 import type { WorkerSettings } from '../config/config-schema.js';
 import { bullmqTelemetry } from '../observe/trace-context.js';
 import { bridgeJobOptions } from '../queue/job-options.js';
-import { createKeyLayout, type KeyLayout, type QueueShard } from '../queue/key-layout.js';
+import { createKeyLayout, type KeyLayout } from '../queue/key-layout.js';
 import { type BridgeKeys, QUEUE_NAMES } from '../queue/redis-keys.js';
 import type { RedisClient } from '../redis/redis-client.js';
 import { type RedisTopology, singleRedis } from '../redis/redis-connection.js';
 import { createShardWorkers } from './adapters/bullmq-workers.js';
 import { WorkerConnections } from './adapters/worker-connections.js';
-import { createWorkerMetrics, type WorkerMetrics } from './adapters/worker-metrics.js';
+import {
+  type BusinessWorkerMetrics,
+  createWorkerMetrics,
+  type WorkerMetrics,
+} from './adapters/worker-metrics.js';
+import {
+  type BusinessStatus,
+  BusinessTable,
+  type ShardQueues,
+  type SharedWorkerParts,
+} from './businesses/business-table.js';
+import type { WorkerBusiness } from './businesses/worker-business.js';
 import type { PlatformErrorClassifier } from './failures/classify-failure.js';
 import type { EventRecorder, ForwardPort, PlatformPort, RulesPort } from './ports.js';
 import { createEventSlots } from './processor/event-slots.js';
-import type { EventProcessorDeps } from './processor/processor-deps.js';
-import { createTimerScheduler } from './timers/timers.js';
 
-export interface BridgeWorkerOptions {
+interface CommonWorkerOptions {
   /** One Redis by URL, or `topology` (Sentinel, Cluster) instead. */
   redisUrl?: string;
   topology?: RedisTopology;
   prefix: string;
   /** Queue shards and key tags; default: one untagged shard under `prefix`. */
   layout?: KeyLayout;
-  platform: PlatformPort;
-  classifyPlatformError: PlatformErrorClassifier;
-  forwarder: ForwardPort;
-  /** The current rules (hot reload swaps what this returns). */
-  rules: () => RulesPort;
   /**
    * The config's `worker:` section as validated (defaults from its schema; `parseWorkerSettings`
    * builds one from a partial section). `shards`: the shards this process consumes (null: all).
@@ -36,18 +40,32 @@ export interface BridgeWorkerOptions {
   settings: WorkerSettings;
   logger?: Logger;
   registry?: Registry;
-  metrics?: WorkerMetrics;
   now?: () => Date;
-  /** Set when events are recorded (`record.enabled`): builds the recorder on the command connection. */
-  makeRecorder?: (redis: RedisClient, keys: BridgeKeys) => EventRecorder;
 }
 
-/** The queues of one shard this process works on. */
-export interface ShardQueues {
-  shard: QueueShard;
-  events: Queue;
-  timers: Queue;
+/** A worker of one business (a config without `businesses:`): as before businesses existed. */
+interface OneBusinessOptions {
+  platform: PlatformPort;
+  classifyPlatformError: PlatformErrorClassifier;
+  forwarder: ForwardPort;
+  /** The current rules (hot reload swaps what this returns). */
+  rules: () => RulesPort;
+  metrics?: WorkerMetrics;
+  /** Set when events are recorded (`record.enabled`): builds the recorder on the command connection. */
+  makeRecorder?: (redis: RedisClient, keys: BridgeKeys) => EventRecorder;
+  businesses?: undefined;
 }
+
+/** A worker of several businesses (issue 26): each job runs with its business's context. */
+interface ManyBusinessesOptions {
+  businesses: readonly WorkerBusiness[];
+  /** Metrics labelled by business (createWorkerMetrics with byBusiness). */
+  metrics?: BusinessWorkerMetrics;
+}
+
+export type BridgeWorkerOptions = CommonWorkerOptions & (OneBusinessOptions | ManyBusinessesOptions);
+
+export type { ShardQueues };
 
 export interface BridgeWorker {
   /** The first consumed shard's queues (tools and tests of a one-shard bridge). */
@@ -56,19 +74,23 @@ export interface BridgeWorker {
   /** Every shard's queues, consumed here or not (gauges, pauses, dead-letter replays). */
   readonly queues: readonly ShardQueues[];
   readonly layout: KeyLayout;
-  readonly metrics: WorkerMetrics | undefined;
   /** Resolves once both workers are connected and taking jobs. */
   start(): Promise<void>;
   /** True while the workers run and are not paused. */
   isRunning(): boolean;
+  /** A worker of several businesses: serve these from now on (hot reload; see BusinessTable). */
+  setBusinesses(businesses: readonly WorkerBusiness[]): void;
+  /** Each business served: paused (for how long) and jobs running here. */
+  businessStatus(): BusinessStatus[];
   /** Stops taking jobs, waits for in-flight jobs up to `graceMs`, then closes every connection. Idempotent. */
   close(graceMs?: number): Promise<void>;
 }
 
 /**
  * Composition of the worker side: its connections (adapters/worker-connections.ts), every shard's
- * queues, one processor context per consumed shard (processor/processor-deps.ts), and the two
- * BullMQ workers (events, timers) of each consumed shard (adapters/bullmq-workers.ts).
+ * queues, the businesses it serves with a processor context per consumed shard
+ * (businesses/business-table.ts), and the two BullMQ workers (events, timers) of each consumed
+ * shard (adapters/bullmq-workers.ts).
  */
 export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
   const { settings } = options;
@@ -85,23 +107,25 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
   const connections = new WorkerConnections(topology, log);
   const queues = openQueues(layout, connections.queues, settings);
   const consumed = shards ? queues.filter((q) => shards.includes(q.shard.index)) : queues;
-  const metrics = options.metrics ?? (options.registry ? createWorkerMetrics(options.registry) : undefined);
   const allQueues = queues.flatMap((q) => [q.events, q.timers]);
-
-  const shared = sharedProcessorDeps(options, connections.commands, layout, allQueues, metrics, log);
+  const shared: SharedWorkerParts = {
+    redis: connections.commands,
+    layout,
+    allQueues,
+    consumed,
+    slots: createEventSlots(settings.concurrency),
+    now: options.now ?? (() => new Date()),
+    settings,
+    log,
+  };
+  const table = businessTableFor(options, shared);
   const workers: Worker[] = [];
   for (const q of consumed) {
-    // A shard's processor context: its keys and queues; everything else (slots, rules...) shared.
-    const deps: EventProcessorDeps = {
-      ...shared,
-      keys: q.shard.keys,
-      eventsQueue: q.events,
-      timersQueue: q.timers,
-      timers: createTimerScheduler(connections.commands, q.shard.keys, q.timers, options.now),
-    };
     const tag = layout.shards > 1 ? `-${q.shard.index}` : '';
     const prefix = q.shard.queuePrefix;
-    workers.push(...createShardWorkers({ deps, prefix, tag, connections, settings, metrics, log }));
+    workers.push(
+      ...createShardWorkers({ table, shard: q.shard.index, prefix, tag, connections, settings, log }),
+    );
   }
   const first = consumed[0] as ShardQueues;
 
@@ -111,7 +135,6 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
     timersQueue: first.timers,
     queues,
     layout,
-    metrics,
     async start() {
       for (const worker of workers) {
         worker
@@ -123,11 +146,36 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
     isRunning() {
       return workers.every((worker) => worker.isRunning() && !worker.isPaused());
     },
+    setBusinesses(businesses) {
+      if (!table.many) throw new Error('this worker serves one business: it was built without businesses');
+      table.set(businesses);
+    },
+    businessStatus: () => table.status(),
     close(graceMs = 25_000) {
       closing ??= closeWorker(workers, allQueues, connections, graceMs, log);
       return closing;
     },
   };
+}
+
+/** The businesses of the options: several, or the one of a worker built as before businesses existed. */
+function businessTableFor(options: BridgeWorkerOptions, shared: SharedWorkerParts): BusinessTable {
+  if (options.businesses !== undefined) {
+    const metrics =
+      options.metrics ??
+      (options.registry ? createWorkerMetrics(options.registry, { byBusiness: true }) : undefined);
+    return new BusinessTable(shared, metrics, true, options.businesses);
+  }
+  const metrics = options.metrics ?? (options.registry ? createWorkerMetrics(options.registry) : undefined);
+  const one: WorkerBusiness = {
+    id: null,
+    platform: options.platform,
+    classifyPlatformError: options.classifyPlatformError,
+    forwarder: options.forwarder,
+    rules: options.rules,
+    ...(options.makeRecorder ? { makeRecorder: options.makeRecorder } : {}),
+  };
+  return new BusinessTable(shared, metrics, false, [one]);
 }
 
 /** Every shard's queues, consumed here or not, on one shared connection. */
@@ -143,60 +191,6 @@ function openQueues(layout: KeyLayout, connection: RedisClient, settings: Worker
       defaultJobOptions: bridgeJobOptions({ attempts: settings.attempts }),
     }),
   }));
-}
-
-/**
- * What every shard's processor context shares: the command connection, the platform, rules and
- * forward ports, the event slots, the settings, the failure policy, and the hooks that feed the
- * metrics.
- */
-function sharedProcessorDeps(
-  options: BridgeWorkerOptions,
-  redis: RedisClient,
-  layout: KeyLayout,
-  allQueues: Queue[],
-  metrics: WorkerMetrics | undefined,
-  log: Logger,
-): Omit<EventProcessorDeps, 'keys' | 'eventsQueue' | 'timersQueue' | 'timers'> {
-  const { settings } = options;
-  return {
-    redis,
-    platform: options.platform,
-    classifyPlatformError: options.classifyPlatformError,
-    forwarder: options.forwarder,
-    rules: options.rules,
-    slots: createEventSlots(settings.concurrency),
-    now: options.now ?? (() => new Date()),
-    settings,
-    failurePolicy: {
-      redis,
-      keys: layout.global,
-      // A 429 or a credentials failure pauses every shard: they all call the same platform.
-      queues: allQueues,
-      settings,
-      log,
-      onPause: (reason) => {
-        metrics?.pauses.inc({ reason });
-        // The credentials alarm as a metric: 1 from the first 401/403 until a platform call succeeds
-        // again (compose-worker.ts sets it back to 0). Found unset by the fault suite (scenario 4).
-        if (reason === 'auth') metrics?.authFailing.set(1);
-      },
-      onDeadLetter: (entry) => metrics?.deadLetters.inc({ queue: entry.queue, code: entry.code }),
-    },
-    log,
-    onRetry: () => metrics?.jobs.inc({ queue: 'events', outcome: 'retried' }),
-    onAction: (report) => metrics?.actions.inc({ rule: report.rule, type: report.type, state: report.state }),
-    onWindowBlocked: (action) => metrics?.windowBlocked.inc({ rule: action.rule }),
-    onPlan: (plan, kind) => {
-      for (const matched of plan.matched) metrics?.rulesMatched.inc({ rule: matched.rule, kind });
-    },
-    // Replies replaced by when_closed at planning time (issue 13); the ones blocked at sending
-    // time are counted by onWindowBlocked.
-    onPlanFrozen: (plan) => {
-      for (const blocked of plan.blockedReplies) metrics?.windowBlocked.inc({ rule: blocked.rule });
-    },
-    ...(options.makeRecorder ? { recorder: options.makeRecorder(redis, layout.global) } : {}),
-  };
 }
 
 /** Stops taking jobs, waits for in-flight jobs up to `graceMs` (0: not at all), then closes the queues and connections. */

@@ -10,6 +10,8 @@ import { sendReply } from './send-reply.js';
 /** What the receiver keeps about a webhook request between its head and its answer. */
 export interface RequestState {
   started: bigint;
+  /** The business whose path it came to (null: the only one). */
+  business: string | null;
   /** `webhook receive`, when tracing is on. */
   span?: TraceSpan;
 }
@@ -21,6 +23,7 @@ export type AnswerWebhook = (req: Request, res: Response, outcome: ReceiveOutcom
 
 /** The fields of every webhook's log line. */
 interface WebhookLogFields {
+  business?: string;
   outcome: WebhookOutcome;
   status: number;
   ms: number;
@@ -40,8 +43,10 @@ export function createWebhookAnswerer(deps: {
     sendReply(res, reply);
     const state = states.get(req);
     const seconds = state ? Number(process.hrtime.bigint() - state.started) / 1e9 : 0;
-    metrics.observe(reply.outcome, seconds);
+    const business = state?.business ?? null;
+    metrics.observe(reply.outcome, seconds, business);
     const fields: WebhookLogFields = {
+      ...(business === null ? {} : { business }),
       outcome: reply.outcome,
       status: reply.status,
       ms: Math.round(seconds * 1e4) / 10,
@@ -59,6 +64,7 @@ function logWebhook(
   req: Request,
   outcome: ReceiveOutcome,
   fields: {
+    business?: string;
     outcome: string;
     status: number;
     ms: number;

@@ -3,21 +3,28 @@ import { Registry } from 'prom-client';
 import type { BridgeTracing } from '../../observe/trace-context.js';
 import type { ReceiveEffects } from '../receive-webhook.js';
 import { createReceiverMetrics } from '../receiver-metrics.js';
-import type { ResolvedReceiverOptions } from '../receiver-options.js';
+import type { ReceiverBusiness, ResolvedReceiverOptions } from '../receiver-options.js';
 import { createSecretVerifier } from '../verify-secret.js';
 import { createWebhookAnswerer, type RequestStates } from './answer-webhook.js';
+import { type BusinessRoutes, createBusinessRoutes } from './business-routes.js';
 import { type HealthRoutesDeps, mountHealthRoutes } from './health-routes.js';
 import { createBodyReader } from './read-webhook-body.js';
 import { createErrorHandler, createNotFoundHandler } from './unhandled-request.js';
 import { createWebhookRoute } from './webhook-route.js';
 
 export interface ReceiverAppDeps extends HealthRoutesDeps {
-  settings: Pick<ResolvedReceiverOptions, 'path' | 'secrets' | 'bodyLimitBytes'>;
-  /** What the webhook policy stores with (receive-webhook.ts). */
-  effects: ReceiveEffects;
+  settings: Pick<ResolvedReceiverOptions, 'path' | 'secrets' | 'bodyLimitBytes' | 'businesses'>;
+  /** What the webhook policy stores with (receive-webhook.ts), for a business (null: the only one). */
+  effectsFor: (business: string | null) => ReceiveEffects;
   tracing: BridgeTracing | undefined;
   /** More routes, mounted before the JSON 404 handler. */
   routes: ((app: Express) => void) | undefined;
+}
+
+/** The receiver's Express app, and (for a receiver of several businesses) a way to change them. */
+export interface ReceiverApp {
+  readonly app: Express;
+  setBusinesses(businesses: readonly ReceiverBusiness[]): void;
 }
 
 /**
@@ -25,33 +32,50 @@ export interface ReceiverAppDeps extends HealthRoutesDeps {
  * answers for everything else (404) and for every error. Answers are JSON only, never an HTML page
  * or a stack trace.
  */
-export function createReceiverApp(deps: ReceiverAppDeps): Express {
+export function createReceiverApp(deps: ReceiverAppDeps): ReceiverApp {
   const { settings, log } = deps;
   const states: RequestStates = new WeakMap();
+  const byBusiness = settings.businesses !== undefined;
   const answer = createWebhookAnswerer({
     states,
-    metrics: createReceiverMetrics(deps.metrics ?? new Registry()),
+    metrics: createReceiverMetrics(deps.metrics ?? new Registry(), { byBusiness }),
     log,
   });
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false);
-  mountHealthRoutes(app, deps);
-  app.all(
-    settings.path,
+  const routeFor = (path: string, secrets: readonly string[], business: string | null) =>
     createWebhookRoute({
-      path: settings.path,
+      path,
+      business,
       bodyLimitBytes: settings.bodyLimitBytes,
-      verify: createSecretVerifier(settings.secrets),
-      effects: deps.effects,
+      verify: createSecretVerifier(secrets),
+      effects: deps.effectsFor(business),
       tracing: deps.tracing,
       readBody: createBodyReader(settings.bodyLimitBytes),
       states,
       answer,
-    }),
-  );
+    });
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  mountHealthRoutes(app, deps);
+  let businesses: BusinessRoutes | undefined;
+  if (settings.businesses === undefined) {
+    app.all(settings.path, routeFor(settings.path, settings.secrets ?? [], null));
+  } else {
+    businesses = createBusinessRoutes(
+      (business) => routeFor(business.path, business.secrets, business.id),
+      settings.businesses,
+    );
+    app.use(businesses.handler);
+  }
   deps.routes?.(app);
-  app.use(createNotFoundHandler(settings.path));
+  app.use(createNotFoundHandler(businesses === undefined ? settings.path : null));
   app.use(createErrorHandler({ bodyLimitBytes: settings.bodyLimitBytes, states, answer, log }));
-  return app;
+  return {
+    app,
+    setBusinesses(next) {
+      if (businesses === undefined)
+        throw new Error('this receiver serves one business: it was built without businesses');
+      businesses.set(next);
+    },
+  };
 }

@@ -4,18 +4,20 @@ import { replyForError } from '../webhook-reply.js';
 import type { AnswerWebhook, RequestStates } from './answer-webhook.js';
 import { JSON_TYPE, sendReply } from './send-reply.js';
 
-/** A JSON 404 for any other path, naming where webhooks go. */
-export function createNotFoundHandler(webhookPath: string) {
+/**
+ * A JSON 404 for any other path, naming where webhooks go; with several businesses (null), it
+ * names none of their paths (they would tell a stranger which businesses the bridge serves).
+ */
+export function createNotFoundHandler(webhookPath: string | null) {
   return (req: Request, res: Response) => {
+    const where =
+      webhookPath === null
+        ? 'no business of this bridge receives webhooks at this path'
+        : `webhooks are POSTed to ${webhookPath}`;
     res
       .status(404)
       .set('content-type', JSON_TYPE)
-      .send(
-        JSON.stringify({
-          success: false,
-          error: `nothing at ${req.method} ${req.path}; webhooks are POSTed to ${webhookPath}`,
-        }),
-      );
+      .send(JSON.stringify({ success: false, error: `nothing at ${req.method} ${req.path}; ${where}` }));
   };
 }
 

@@ -7,6 +7,8 @@ import type { ReadBody } from './read-webhook-body.js';
 
 export interface WebhookRouteDeps {
   path: string;
+  /** The business this path belongs to (null: the only one). */
+  business: string | null;
   bodyLimitBytes: number;
   verify: SecretVerifier;
   effects: ReceiveEffects;
@@ -23,7 +25,7 @@ export interface WebhookRouteDeps {
  * error handler (unhandled-request.ts) as before. Made once per receiver.
  */
 export function createWebhookRoute(deps: WebhookRouteDeps) {
-  const { path, bodyLimitBytes, verify, effects, tracing, readBody, states, answer } = deps;
+  const { path, business, bodyLimitBytes, verify, effects, tracing, readBody, states, answer } = deps;
   const receiveBody = async (req: Request, res: Response) => {
     const raw: unknown = req.body;
     const body = Buffer.isBuffer(raw) ? raw : Buffer.alloc(0);
@@ -32,7 +34,7 @@ export function createWebhookRoute(deps: WebhookRouteDeps) {
     answer(req, res, await (tracing && span ? tracing.within(span, receive) : receive()));
   };
   return (req: Request, res: Response, next: NextFunction) => {
-    const state: RequestState = { started: process.hrtime.bigint() };
+    const state: RequestState = { started: process.hrtime.bigint(), business };
     if (tracing) {
       state.span = tracing.webhook({ method: req.method, path, headers: req.headers });
     }

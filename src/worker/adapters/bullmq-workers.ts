@@ -4,12 +4,9 @@ import type { WorkerSettings } from '../../config/config-schema.js';
 import { bullmqTelemetry } from '../../observe/trace-context.js';
 import { QUEUE_NAMES } from '../../queue/redis-keys.js';
 import type { RedisClient } from '../../redis/redis-client.js';
+import type { BusinessTable } from '../businesses/business-table.js';
 import { jobRetryDelay } from '../failures/backoff.js';
-import { processEventJob } from '../processor/process-event.js';
-import { processTimerJob } from '../processor/process-timer.js';
-import type { EventProcessorDeps } from '../processor/processor-deps.js';
 import type { WorkerConnections } from './worker-connections.js';
-import type { WorkerMetrics } from './worker-metrics.js';
 
 /** Times a job may be recovered from a dead worker before BullMQ fails it (the order gate then skips it). */
 const MAX_STALLED_COUNT = 5;
@@ -19,29 +16,30 @@ const MAX_STALLED_COUNT = 5;
  * the processors with the shard's context; their outcomes are counted and retries logged.
  */
 export function createShardWorkers(input: {
-  deps: EventProcessorDeps;
+  /** The businesses served: each job runs with its business's context for this shard. */
+  table: BusinessTable;
+  shard: number;
   /** The shard's queue prefix. */
   prefix: string;
   /** Appended to the connection names (`-<shard>` when there are several shards). */
   tag: string;
   connections: WorkerConnections;
   settings: WorkerSettings;
-  metrics: WorkerMetrics | undefined;
   log: Logger;
 }): Worker[] {
-  const { deps, prefix, tag, connections, settings, metrics, log } = input;
+  const { table, shard, prefix, tag, connections, settings, log } = input;
   const eventsWorker = new Worker(
     QUEUE_NAMES.events,
-    (job, token) => processEventJob(job, token, deps),
+    (job, token) => table.processEvent(job, token, shard),
     workerOptions(connections.forWorker(`events${tag}`), prefix, settings),
   );
   const timersWorker = new Worker(
     QUEUE_NAMES.timers,
-    (job, token) => processTimerJob(job, token, deps),
+    (job, token) => table.processTimer(job, token, shard),
     workerOptions(connections.forWorker(`timers${tag}`), prefix, settings),
   );
-  track(eventsWorker, 'events', metrics, log);
-  track(timersWorker, 'timers', metrics, log);
+  track(eventsWorker, 'events', table, log);
+  track(timersWorker, 'timers', table, log);
   return [eventsWorker, timersWorker];
 }
 
@@ -65,25 +63,27 @@ function workerOptions(connection: RedisClient, prefix: string, settings: Worker
   };
 }
 
-function track(worker: Worker, queue: string, metrics: WorkerMetrics | undefined, log: Logger): void {
+function track(worker: Worker, queue: string, table: BusinessTable, log: Logger): void {
   worker.on('completed', (job: Job) => {
+    const metrics = table.metricsOf(job);
     metrics?.jobs.inc({ queue, outcome: 'completed' });
     if (queue === 'events' && metrics && Array.isArray(job.data?.events)) {
       const now = Date.now();
       for (const item of job.data.events as { event?: { receivedAt?: unknown } }[]) {
         const at = item.event?.receivedAt;
-        if (typeof at === 'string') metrics.eventLatency.observe((now - Date.parse(at)) / 1000);
+        if (typeof at === 'string') metrics.eventLatency.observe({}, (now - Date.parse(at)) / 1000);
       }
     }
   });
   worker.on('failed', (job: Job | undefined, error: Error) => {
     const outcome = error.name === 'UnrecoverableError' ? 'dead_lettered' : 'retried';
-    metrics?.jobs.inc({ queue, outcome });
+    table.metricsOf(job)?.jobs.inc({ queue, outcome });
     if (outcome === 'retried') {
       const event = job?.data?.event ?? job?.data?.events?.[0]?.event;
       log.warn(
         {
           jobId: job?.id,
+          ...(typeof job?.data?.business === 'string' ? { business: job.data.business } : {}),
           events: Array.isArray(job?.data?.events) ? job.data.events.length : undefined,
           conversationId: event?.conversationId ?? job?.data?.conversationId,
           eventKey: event?.key,

@@ -30,6 +30,11 @@ export interface FailurePolicyDeps {
   settings: FailurePolicySettings;
   log: Logger;
   onPause?: (reason: 'rate-limited' | 'auth', ms: number) => void;
+  /**
+   * Set in a bridge of several businesses (issue 26): a 429 or a refusal of the credentials pauses
+   * this business only (its jobs wait, delayed, until then), never the queues the others share.
+   */
+  pauseBusiness?: (ms: number) => void;
   onDeadLetter?: (entry: DeadLetter) => void;
 }
 
@@ -49,13 +54,31 @@ export function failureOf(error: unknown): FailureClass {
   return { kind: 'transient', code: 'UNEXPECTED', message: describeError(error) };
 }
 
-async function pauseQueues(deps: FailurePolicyDeps, ms: number) {
+/**
+ * Thrown instead of BullMQ's RateLimitError when only one business pauses (issue 26): the
+ * processor's caller moves the job to the delayed set until the pause ends, without an attempt.
+ */
+export class BusinessPaused extends Error {
+  constructor(readonly ms: number) {
+    super(`the business's platform calls are paused for ${ms} ms`);
+    this.name = 'BusinessPaused';
+  }
+}
+
+/** Pauses the queues (or, with several businesses, the one business); returns the error that says so. */
+async function pause(deps: FailurePolicyDeps, ms: number): Promise<Error> {
+  if (deps.pauseBusiness) {
+    deps.pauseBusiness(ms);
+    return new BusinessPaused(ms);
+  }
   await Promise.all(deps.queues.map((queue) => queue.rateLimit(ms)));
+  return new RateLimitError();
 }
 
 /**
  * A 429 or a 401/403 pauses the queues and throws RateLimitError (the job waits without using an
- * attempt); any other failure returns.
+ * attempt), or, with several businesses, pauses that business and throws BusinessPaused; any other
+ * failure returns.
  */
 export async function pauseOnFailure(failure: FailureClass, deps: FailurePolicyDeps): Promise<void> {
   if (failure.kind === 'rate-limited') {
@@ -64,9 +87,9 @@ export async function pauseOnFailure(failure: FailureClass, deps: FailurePolicyD
       { pauseMs: ms, code: failure.code },
       `platform rate limit: pausing the queues for ${ms} ms`,
     );
-    await pauseQueues(deps, ms);
+    const paused = await pause(deps, ms);
     deps.onPause?.('rate-limited', ms);
-    throw new RateLimitError();
+    throw paused;
   }
   if (failure.kind === 'auth') {
     const ms = deps.settings.authFailurePauseMs;
@@ -83,9 +106,9 @@ export async function pauseOnFailure(failure: FailureClass, deps: FailurePolicyD
         `paused and retried every ${Math.round(ms / 1000)} s. Fix platform.auth in the config ` +
         '(the Business ID and Secret Key shown in the dashboard settings) and reload.',
     );
-    await pauseQueues(deps, ms);
+    const paused = await pause(deps, ms);
     deps.onPause?.('auth', ms);
-    throw new RateLimitError();
+    throw paused;
   }
 }
 

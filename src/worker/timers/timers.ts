@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Queue } from 'bullmq';
 import { z } from 'zod';
+import { BusinessIdSchema } from '../../events/business-id.js';
 import { ConversationEventSchema, EVENT_KINDS } from '../../events/conversation-event.js';
+import { jobNameFor } from '../../queue/event-job.js';
 import type { BridgeKeys } from '../../queue/redis-keys.js';
 import type { RedisClient } from '../../redis/redis-client.js';
 import { defineRedisScript } from '../../redis/redis-script.js';
@@ -19,6 +21,8 @@ import type { PlannedAction, TimerScheduler } from '../ports.js';
  */
 export const TimerJobDataSchema = z.object({
   timerId: z.string(),
+  /** The business that set it when the bridge serves several (issue 26); absent otherwise. */
+  business: BusinessIdSchema.optional(),
   conversationId: z.string(),
   rule: z.string(),
   unless: z.array(z.enum(EVENT_KINDS)),
@@ -77,6 +81,7 @@ export function createTimerScheduler(
         .exec();
       const data: TimerJobData = {
         timerId: input.timerId,
+        ...(keys.business !== null ? { business: keys.business } : {}),
         conversationId: input.conversationId,
         rule: input.rule,
         unless: input.unless.filter((k): k is TimerJobData['unless'][number] =>
@@ -89,7 +94,7 @@ export function createTimerScheduler(
         ...(input.clock !== undefined ? { clock: input.clock } : {}),
         ...(input.trigger !== undefined ? { trigger: input.trigger } : {}),
       };
-      await queue.add('timer', data, { jobId: input.timerId, delay: delayMs });
+      await queue.add(jobNameFor('timer', keys.business), data, { jobId: input.timerId, delay: delayMs });
     },
   };
 }

@@ -299,6 +299,7 @@ describe('defaults', () => {
     expect(config.worker).toEqual({
       shards: null,
       concurrency: 16,
+      businessConcurrency: 8,
       attempts: 8,
       backoff: { baseMs: 1_000, maxMs: 300_000 },
       rateLimitPauseCapMs: 60_000,

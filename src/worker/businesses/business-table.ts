@@ -1,0 +1,231 @@
+import { DelayedError, type Job, type Queue } from 'bullmq';
+import type { Logger } from 'pino';
+import type { WorkerSettings } from '../../config/config-schema.js';
+import type { KeyLayout } from '../../queue/key-layout.js';
+import type { RedisClient } from '../../redis/redis-client.js';
+import type { BusinessWorkerMetrics, WorkerMetrics } from '../adapters/worker-metrics.js';
+import type { EventRecorder } from '../ports.js';
+import type { EventSlots } from '../processor/event-slots.js';
+import { type EventJobResult, processEventJob } from '../processor/process-event.js';
+import { processTimerJob, type TimerJobResult } from '../processor/process-timer.js';
+import type { EventProcessorDeps } from '../processor/processor-deps.js';
+import { createTimerScheduler } from '../timers/timers.js';
+import { BusinessGate, type BusinessLane } from './business-gate.js';
+import type { WorkerBusiness } from './worker-business.js';
+
+/** How long a job of a business the config does not (or no longer) name waits before it looks again. */
+export const UNKNOWN_BUSINESS_RECHECK_MS = 5 * 60_000;
+
+/** The queues of one shard this process works on. */
+export interface ShardQueues {
+  shard: { index: number; queuePrefix: string };
+  events: Queue;
+  timers: Queue;
+}
+
+/** What every business's processor context shares. */
+export interface SharedWorkerParts {
+  redis: RedisClient;
+  layout: KeyLayout;
+  /** Every shard's queues (a 429 of a bridge of one business pauses them all). */
+  allQueues: Queue[];
+  /** The shards this process consumes. */
+  consumed: readonly ShardQueues[];
+  slots: EventSlots;
+  now: () => Date;
+  settings: WorkerSettings;
+  log: Logger;
+}
+
+/** One business's processor contexts (one per consumed shard), its gate and its metrics. */
+interface BusinessContext {
+  readonly business: WorkerBusiness;
+  readonly deps: ReadonlyMap<number, EventProcessorDeps>;
+  readonly lanes: ReadonlyMap<number, BusinessLane>;
+  readonly gate: BusinessGate | undefined;
+}
+
+/** A business's state as `/readyz` reports it. */
+export interface BusinessStatus {
+  id: string | null;
+  pausedForMs: number;
+  running: number;
+}
+
+/**
+ * The businesses a worker serves, and the processors that run each job with its business's
+ * context (issue 26). A bridge of one business has one context (id null) and no gate: its jobs run
+ * exactly as before. With several, each job names its business (`data.business`); a business
+ * removed by a hot reload keeps its context until this process ends (its queued events finish),
+ * and the job of a business this process does not know waits in the delayed set, never dropped.
+ */
+export class BusinessTable {
+  private readonly contexts = new Map<string | null, BusinessContext>();
+  private readonly retired = new Map<string | null, BusinessContext>();
+  private readonly gates = new Map<string, BusinessGate>();
+  private readonly warnedAt = new Map<string, number>();
+
+  constructor(
+    private readonly shared: SharedWorkerParts,
+    private readonly metrics: WorkerMetrics | BusinessWorkerMetrics | undefined,
+    /** Several businesses (gates, labels, business ids in jobs), or one as before. */
+    readonly many: boolean,
+    businesses: readonly WorkerBusiness[],
+  ) {
+    this.set(businesses);
+  }
+
+  /** Serves these businesses from now on; the ones left out are retired (see the class comment). */
+  set(businesses: readonly WorkerBusiness[]): void {
+    const next = new Map(businesses.map((business) => [business.id, this.contextFor(business)]));
+    for (const [id, context] of this.contexts) if (!next.has(id)) this.retired.set(id, context);
+    for (const id of next.keys()) this.retired.delete(id);
+    this.contexts.clear();
+    for (const [id, context] of next) this.contexts.set(id, context);
+  }
+
+  async processEvent(job: Job, token: string | undefined, shard: number): Promise<EventJobResult> {
+    const context = this.resolve(job);
+    const deps = context?.deps.get(shard);
+    if (context === undefined || deps === undefined) return this.waitForBusiness(job, token);
+    if (context.gate === undefined) return processEventJob(job, token, deps);
+    const lane = context.lanes.get(shard) ?? null;
+    return context.gate.admit(job, token, lane, () => processEventJob(job, token, deps));
+  }
+
+  async processTimer(job: Job, token: string | undefined, shard: number): Promise<TimerJobResult> {
+    const context = this.resolve(job);
+    const deps = context?.deps.get(shard);
+    if (context === undefined || deps === undefined) return this.waitForBusiness(job, token);
+    if (context.gate === undefined) return processTimerJob(job, token, deps);
+    return context.gate.admit(job, token, null, () => processTimerJob(job, token, deps));
+  }
+
+  /** The metrics a job is counted on (its business's view with several businesses). */
+  metricsOf(job: Job | undefined): WorkerMetrics | undefined {
+    if (this.metrics === undefined) return undefined;
+    if (!('forBusiness' in this.metrics)) return this.metrics;
+    const business = businessOf(job);
+    return typeof business === 'string' ? this.metrics.forBusiness(business) : undefined;
+  }
+
+  status(): BusinessStatus[] {
+    const now = Date.now();
+    return [...this.contexts.values()].map(({ business, gate }) => ({
+      id: business.id,
+      pausedForMs: gate ? Math.max(0, gate.pausedUntil - now) : 0,
+      running: gate?.running ?? 0,
+    }));
+  }
+
+  private resolve(job: Job): BusinessContext | undefined {
+    const raw = businessOf(job);
+    const id = typeof raw === 'string' ? raw : null;
+    // A job of the other kind (with a business in a bridge of one, or without in a bridge of
+    // several) belongs to no business served here.
+    if ((id !== null) !== this.many) return undefined;
+    return this.contexts.get(id) ?? this.retired.get(id);
+  }
+
+  private async waitForBusiness(job: Job, token: string | undefined): Promise<never> {
+    const raw = businessOf(job);
+    const name = typeof raw === 'string' ? `business "${raw}"` : 'no business (a bridge of one business)';
+    const now = Date.now();
+    if (now - (this.warnedAt.get(name) ?? 0) > 60_000) {
+      this.warnedAt.set(name, now);
+      this.shared.log.warn(
+        { jobId: job.id, business: typeof raw === 'string' ? raw : null },
+        `a job of ${name} is waiting: this bridge does not serve it. It is kept, not dropped, and looked at again every ${UNKNOWN_BUSINESS_RECHECK_MS / 60_000} min: add the business to the config (or run a bridge whose config has it)`,
+      );
+    }
+    await job.moveToDelayed(now + UNKNOWN_BUSINESS_RECHECK_MS, token);
+    throw new DelayedError();
+  }
+
+  private contextFor(business: WorkerBusiness): BusinessContext {
+    const { shared } = this;
+    const id = business.id;
+    const layout = shared.layout.forBusiness(id);
+    const metrics = this.viewFor(id);
+    let gate: BusinessGate | undefined;
+    if (this.many && id !== null) {
+      gate = this.gates.get(id) ?? new BusinessGate(id, shared.settings.businessConcurrency, shared.log);
+      this.gates.set(id, gate);
+    }
+    const log = id === null ? shared.log : shared.log.child({ business: id });
+    const recorder = business.makeRecorder?.(shared.redis, layout.global);
+    const deps = new Map<number, EventProcessorDeps>();
+    const lanes = new Map<number, BusinessLane>();
+    for (const q of shared.consumed) {
+      const keys = (layout.all[q.shard.index] ?? layout.all[0])?.keys ?? layout.global;
+      deps.set(q.shard.index, {
+        ...processorHooks(metrics),
+        redis: shared.redis,
+        keys,
+        eventsQueue: q.events,
+        timersQueue: q.timers,
+        platform: business.platform,
+        classifyPlatformError: business.classifyPlatformError,
+        forwarder: business.forwarder,
+        rules: business.rules,
+        timers: createTimerScheduler(shared.redis, keys, q.timers, shared.now),
+        slots: shared.slots,
+        now: shared.now,
+        settings: shared.settings,
+        failurePolicy: {
+          redis: shared.redis,
+          keys: layout.global,
+          // A 429 or a credentials failure of a bridge of one business pauses every shard: they
+          // all call the same platform. With several, only this business pauses (its gate).
+          queues: shared.allQueues,
+          settings: shared.settings,
+          log,
+          onPause: (reason) => {
+            metrics?.pauses.inc({ reason });
+            // The credentials alarm as a metric: 1 from the first 401/403 until a platform call
+            // succeeds again (compose-worker.ts sets it back to 0). Found unset by the fault suite.
+            if (reason === 'auth') metrics?.authFailing.set(1);
+          },
+          onDeadLetter: (entry) => metrics?.deadLetters.inc({ queue: entry.queue, code: entry.code }),
+          ...(gate ? { pauseBusiness: (ms: number) => gate.pause(ms) } : {}),
+        },
+        log,
+        ...(recorder ? { recorder } : {}),
+      });
+      lanes.set(q.shard.index, { redis: shared.redis, queue: q.events, parkedKey: keys.parked });
+    }
+    return { business, deps, lanes, gate };
+  }
+
+  private viewFor(id: string | null): WorkerMetrics | undefined {
+    if (this.metrics === undefined) return undefined;
+    if ('forBusiness' in this.metrics) return id === null ? undefined : this.metrics.forBusiness(id);
+    return this.metrics;
+  }
+}
+
+function businessOf(job: Job | undefined): unknown {
+  const data: unknown = job?.data;
+  return data !== null && typeof data === 'object' ? (data as { business?: unknown }).business : undefined;
+}
+
+/** The hooks that feed the metrics from a processor context. */
+function processorHooks(
+  metrics: WorkerMetrics | undefined,
+): Pick<EventProcessorDeps, 'onRetry' | 'onAction' | 'onWindowBlocked' | 'onPlan' | 'onPlanFrozen'> {
+  return {
+    onRetry: () => metrics?.jobs.inc({ queue: 'events', outcome: 'retried' }),
+    onAction: (report) => metrics?.actions.inc({ rule: report.rule, type: report.type, state: report.state }),
+    onWindowBlocked: (action) => metrics?.windowBlocked.inc({ rule: action.rule }),
+    onPlan: (plan, kind) => {
+      for (const matched of plan.matched) metrics?.rulesMatched.inc({ rule: matched.rule, kind });
+    },
+    // Replies replaced by when_closed at planning time (issue 13); the ones blocked at sending
+    // time are counted by onWindowBlocked.
+    onPlanFrozen: (plan) => {
+      for (const blocked of plan.blockedReplies) metrics?.windowBlocked.inc({ rule: blocked.rule });
+    },
+  };
+}
+
+export type { EventRecorder };
