@@ -3,7 +3,7 @@ import type { Registry } from 'prom-client';
 import type { BridgeConfig } from '../config/config-schema.js';
 import { createForwarder } from '../forward/forward-event.js';
 import { createPlatformClient, type PlatformClient } from '../platform/create-platform-client.js';
-import { layoutFor } from '../queue/key-layout.js';
+import { type KeyLayout, layoutFor } from '../queue/key-layout.js';
 import type { BridgeKeys } from '../queue/redis-keys.js';
 import { createEventRecorder } from '../record/create-event-recorder.js';
 import type { RedisClient } from '../redis/redis-client.js';
@@ -13,17 +13,30 @@ import { unmappedChannelAdvice } from '../rules/default-channel-kind.js';
 import { classifyPlatformError, platformPort } from '../worker/adapters/platform-adapter.js';
 import { type RulesPortOptions, rulesPort } from '../worker/adapters/rules-adapter.js';
 import { createWorkerMetrics, type WorkerMetrics } from '../worker/adapters/worker-metrics.js';
+import type { WorkerBusiness } from '../worker/businesses/worker-business.js';
 import { type BridgeWorker, createBridgeWorker } from '../worker/create-bridge-worker.js';
 import { type CallBudget, createCallBudget } from '../worker/failures/call-budget.js';
 import type { RulesPort } from '../worker/ports.js';
 
 export interface ComposedWorker {
   worker: BridgeWorker;
-  client: PlatformClient;
-  metrics: WorkerMetrics | undefined;
   /** Swaps in newly loaded rules (hot reload); jobs already planned keep their frozen plan. */
   setRules(rules: CompiledRules): void;
+  /**
+   * A worker of several businesses (issue 26, hot reload): serve these from now on. A business
+   * whose platform, destinations or recording changed gets a new client; one whose rules alone
+   * changed keeps its client and swaps its rules; a removed one is retired (its queued events
+   * finish, see BusinessTable).
+   */
+  setBusinesses(businesses: readonly BusinessSetup[]): void;
   close(graceMs?: number): Promise<void>;
+}
+
+/** One business as the worker is built from it: its merged config and its compiled rules. */
+export interface BusinessSetup {
+  readonly id: string;
+  readonly config: BridgeConfig;
+  readonly rules: CompiledRules;
 }
 
 /**
@@ -64,14 +77,7 @@ export function composeWorker(
     layout,
     platform: platformPort(client),
     classifyPlatformError,
-    forwarder: createForwarder(
-      Object.fromEntries(
-        Object.entries(config.destinations).map(([name, d]) => [
-          name,
-          { url: d.url, secret: d.secret, timeoutMs: d.timeoutMs, retries: d.retries },
-        ]),
-      ),
-    ),
+    forwarder: forwarderFor(config.destinations),
     rules: () => current,
     settings: config.worker,
     logger: options.logger,
@@ -89,10 +95,11 @@ export function composeWorker(
   let closing: Promise<void> | undefined;
   return {
     worker,
-    client,
-    metrics,
     setRules(next) {
       current = rulesPort(next, portOptions);
+    },
+    setBusinesses() {
+      throw new Error('this worker serves one business: the config has no businesses');
     },
     close(graceMs = config.worker.shutdownGraceMs) {
       closing ??= (async () => {
@@ -154,4 +161,148 @@ function assumedChannelAdvice(logger: Logger): RulesPortOptions {
       );
     },
   };
+}
+
+/**
+ * The worker side of a bridge of several businesses (issue 26): one BullMQ worker per shard and
+ * queue for all of them, and per business its own platform client (credentials, base URL, call
+ * budget), forwarder, rules and recorder. The shared sections (redis, worker) are the top level's,
+ * the same in every business's config.
+ */
+export function composeBusinessesWorker(
+  shared: BridgeConfig,
+  businesses: readonly BusinessSetup[],
+  options: { logger: Logger; registry?: Registry; now?: () => Date },
+): ComposedWorker {
+  const layout = layoutFor(shared.redis);
+  const metrics = options.registry ? createWorkerMetrics(options.registry, { byBusiness: true }) : undefined;
+  // One connection for every business's call budget (each its own key), made when one needs it.
+  let budgetRedis: RedisClient | undefined;
+  const budgetConnection = (): RedisClient => {
+    if (budgetRedis === undefined) {
+      budgetRedis = createRedisClient(shared.redis.topology, {
+        maxRetriesPerRequest: null,
+        connectionName: 'convo-bridge:budget',
+      });
+      budgetRedis.on('error', () => {});
+    }
+    return budgetRedis;
+  };
+  const portOptions = assumedChannelAdvice(options.logger);
+  const composed = new Map<string, ComposedBusiness>();
+  const compose = (setup: BusinessSetup): ComposedBusiness => {
+    const before = composed.get(setup.id);
+    const fingerprint = platformFingerprint(setup.config);
+    if (before && before.fingerprint === fingerprint) {
+      before.setRules(rulesPort(setup.rules, portOptions));
+      return before;
+    }
+    const made = composeBusiness(setup, {
+      fingerprint,
+      layout,
+      metrics: metrics?.forBusiness(setup.id),
+      budgetConnection,
+      rules: rulesPort(setup.rules, portOptions),
+      logger: options.logger,
+    });
+    composed.set(setup.id, made);
+    return made;
+  };
+  const worker = createBridgeWorker({
+    topology: shared.redis.topology,
+    prefix: shared.redis.prefix,
+    layout,
+    businesses: businesses.map((setup) => compose(setup).business),
+    settings: shared.worker,
+    logger: options.logger,
+    ...(metrics ? { metrics } : {}),
+    ...(options.now ? { now: options.now } : {}),
+  });
+  let closing: Promise<void> | undefined;
+  return {
+    worker,
+    setRules() {
+      throw new Error('a worker of several businesses takes its rules per business: use setBusinesses');
+    },
+    setBusinesses(next) {
+      worker.setBusinesses(next.map((setup) => compose(setup).business));
+    },
+    close(graceMs = shared.worker.shutdownGraceMs) {
+      closing ??= (async () => {
+        await worker.close(graceMs);
+        await budgetRedis?.quit().catch(() => undefined);
+      })();
+      return closing;
+    },
+  };
+}
+
+/** One business's side of the worker, and what it was made from (to tell a rules-only change). */
+interface ComposedBusiness {
+  readonly business: WorkerBusiness;
+  readonly fingerprint: string;
+  setRules(rules: RulesPort): void;
+}
+
+/** What a business's client, forwarder and recorder are made from: a change here makes new ones. */
+function platformFingerprint(config: BridgeConfig): string {
+  return JSON.stringify([config.platform, config.destinations, config.record]);
+}
+
+function composeBusiness(
+  setup: BusinessSetup,
+  deps: {
+    fingerprint: string;
+    layout: KeyLayout;
+    metrics: WorkerMetrics | undefined;
+    budgetConnection: () => RedisClient;
+    rules: RulesPort;
+    logger: Logger;
+  },
+): ComposedBusiness {
+  const { config } = setup;
+  const rateLimit = config.platform.rateLimit;
+  const budget = rateLimit
+    ? createCallBudget({
+        redis: deps.budgetConnection(),
+        key: deps.layout.forBusiness(setup.id).global.platformRate,
+        max: rateLimit.max,
+        perMs: rateLimit.perMs,
+      })
+    : undefined;
+  const client = platformClientFor(config.platform, budget, deps.metrics);
+  let current = deps.rules;
+  const log = deps.logger.child({ business: setup.id });
+  const business: WorkerBusiness = {
+    id: setup.id,
+    platform: platformPort(client),
+    classifyPlatformError,
+    forwarder: forwarderFor(config.destinations),
+    rules: () => current,
+    ...(config.record.enabled
+      ? {
+          makeRecorder: (redis: RedisClient, keys: BridgeKeys) =>
+            createEventRecorder(redis, keys, config.record, log),
+        }
+      : {}),
+  };
+  return {
+    business,
+    fingerprint: deps.fingerprint,
+    setRules(next) {
+      current = next;
+    },
+  };
+}
+
+/** The signed forwards to a config's destinations. */
+function forwarderFor(destinations: BridgeConfig['destinations']) {
+  return createForwarder(
+    Object.fromEntries(
+      Object.entries(destinations).map(([name, d]) => [
+        name,
+        { url: d.url, secret: d.secret, timeoutMs: d.timeoutMs, retries: d.retries },
+      ]),
+    ),
+  );
 }

@@ -8,6 +8,7 @@ export async function startHealthServer(
   host: string,
   registry: Registry,
   readiness: () => Promise<string | null>,
+  readinessDetails?: () => Record<string, unknown>,
 ): Promise<Server> {
   const app = express();
   app.disable('x-powered-by');
@@ -16,8 +17,9 @@ export async function startHealthServer(
   });
   app.get('/readyz', async (_req, res) => {
     const reason = await readiness();
-    if (reason) res.status(503).json({ status: 'unavailable', error: reason });
-    else res.json({ status: 'ready' });
+    const details = readinessDetails?.();
+    if (reason) res.status(503).json({ status: 'unavailable', error: reason, ...details });
+    else res.json({ status: 'ready', ...details });
   });
   app.get('/metrics', async (_req, res) => {
     res.set('content-type', registry.contentType).send(await registry.metrics());

@@ -18,7 +18,13 @@ import { receiverOptionsFromConfig } from '../receive/receiver-options.js';
 import type { RedisClient } from '../redis/redis-client.js';
 import { describeTopology } from '../redis/redis-connection.js';
 import type { BridgeState } from './bridge-state.js';
-import { type ComposedWorker, composeWorker } from './compose-worker.js';
+import {
+  businessReadiness,
+  describeBusinessChange,
+  explicitBusinesses,
+  receiverBusinesses,
+} from './businesses.js';
+import { type ComposedWorker, composeBusinessesWorker, composeWorker } from './compose-worker.js';
 import { connectControlRedis } from './control-redis.js';
 import { startHealthServer } from './health-server.js';
 import { claimLayoutInBackground } from './layout-claim.js';
@@ -109,7 +115,7 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
     stallWindowMs: options.stallWindowMs ?? 120_000,
   });
   const http = await startHttp(base, composed, queuesForGauges, readiness);
-  const watcher = watchRules(base, composed);
+  const watcher = watchRules(base, composed, http.receiver);
   const shutdown = createShutdown({
     state: base.state,
     log: base.log,
@@ -178,11 +184,11 @@ async function buildBase(options: RunBridgeOptions): Promise<BridgeBase> {
 function buildWorker(base: BridgeBase): ComposedWorker {
   const { options, env, config, loaded, log, registry } = base;
   const now = options.now ?? testClock(env, log);
-  const composed = composeWorker(config, loaded.rules, {
-    logger: log,
-    registry,
-    ...(now ? { now } : {}),
-  });
+  const businesses = explicitBusinesses(loaded);
+  const composeOptions = { logger: log, registry, ...(now ? { now } : {}) };
+  const composed = businesses
+    ? composeBusinessesWorker(config, businesses, composeOptions)
+    : composeWorker(config, loaded.rules, composeOptions);
   for (const queue of composed.worker.queues.flatMap((q) => [q.events, q.timers])) {
     // Without a listener BullMQ prints every connection error with its stack on stderr.
     queue.on('error', (error: Error) => log.warn({ err: error.message }, `${queue.name} queue error`));
@@ -234,9 +240,17 @@ async function startHttp(
   const { options, config, registry } = base;
   if (options.mode !== 'work') return startReceiver(base, composed, queuesForGauges, readiness);
   if (options.port === undefined) return { url: null };
-  const server = await startHealthServer(options.port, config.receiver.host, registry, readiness).catch(
-    (error: unknown) => failStart(error, base, composed),
-  );
+  const details =
+    explicitBusinesses(base.loaded) && composed
+      ? businessReadiness(() => composed.worker.businessStatus())
+      : undefined;
+  const server = await startHealthServer(
+    options.port,
+    config.receiver.host,
+    registry,
+    readiness,
+    details,
+  ).catch((error: unknown) => failStart(error, base, composed));
   const address = server.address() as AddressInfo;
   return {
     url: `http://${config.receiver.host}:${address.port}`,
@@ -250,12 +264,18 @@ async function startReceiver(
   queuesForGauges: Queue[],
   readiness: () => Promise<string | null>,
 ): Promise<BridgeHttp> {
-  const { config, layout, layoutChecked, log, registry } = base;
+  const { config, loaded, layout, layoutChecked, log, registry } = base;
   // bull-board (and its UI assets) only when the dashboard is on: it is most of an idle
   // bridge's memory otherwise.
   const admin = config.admin.password && composed ? await import('./admin-routes.js') : undefined;
+  const businesses = explicitBusinesses(loaded);
+  const { path, secrets, ...shared } = receiverOptionsFromConfig(config);
   const receiver = createReceiver({
-    ...receiverOptionsFromConfig(config),
+    ...shared,
+    ...(businesses ? { businesses: receiverBusinesses(businesses) } : { path, secrets }),
+    ...(businesses && composed
+      ? { readinessDetails: businessReadiness(() => composed.worker.businessStatus()) }
+      : {}),
     layout,
     layoutChecked,
     jobOptions: bridgeJobOptions({ attempts: config.worker.attempts }),
@@ -271,7 +291,14 @@ async function startReceiver(
   const listening = await receiver
     .listen(config.receiver.port, config.receiver.host)
     .catch((error: unknown) => failStart(error, base, composed, receiver));
-  log.info({ url: `${listening.url}${config.receiver.path}` }, 'receiver listening');
+  if (businesses) {
+    log.info(
+      { url: listening.url, businesses: businesses.length },
+      'receiver listening for every business on its own path',
+    );
+  } else {
+    log.info({ url: `${listening.url}${config.receiver.path}` }, 'receiver listening');
+  }
   return { url: listening.url, close: listening.close, receiver };
 }
 
@@ -291,19 +318,41 @@ async function failStart(
   throw error;
 }
 
-/** Hot reload: a valid new config swaps in its rules; an invalid one keeps the old rules in force. */
-function watchRules(base: BridgeBase, composed: ComposedWorker | undefined): ConfigWatcher {
+/**
+ * Hot reload: a valid new config swaps in its rules (with several businesses: adds, changes and
+ * removes businesses, issue 26); an invalid one keeps the old config in force.
+ */
+function watchRules(
+  base: BridgeBase,
+  composed: ComposedWorker | undefined,
+  receiver: Receiver | undefined,
+): ConfigWatcher {
   const { options, env, config, log, reloads } = base;
+  let businesses = explicitBusinesses(base.loaded);
   return watchConfig(options.configPath, {
     env,
     onReload: (next) => {
-      composed?.setRules(next.rules);
-      reloads.inc({ result: 'ok' });
-      log.info({ rules: next.rules.rules.length }, 'config reloaded: new rules in force');
-      if (
-        JSON.stringify(next.config.receiver) !== JSON.stringify(config.receiver) ||
-        JSON.stringify(next.config.redis) !== JSON.stringify(config.redis)
-      ) {
+      const nextBusinesses = explicitBusinesses(next);
+      if ((nextBusinesses === undefined) !== (businesses === undefined)) {
+        reloads.inc({ result: 'invalid' });
+        log.error(
+          'config change rejected, the previous config stays in force: going from one business to several (or back) takes a restart, after the queues have drained',
+        );
+        return;
+      }
+      if (businesses && nextBusinesses) {
+        receiver?.setBusinesses(receiverBusinesses(nextBusinesses));
+        composed?.setBusinesses(nextBusinesses);
+        const change = describeBusinessChange(businesses, nextBusinesses);
+        businesses = nextBusinesses;
+        reloads.inc({ result: 'ok' });
+        log.info(change, `config reloaded: ${nextBusinesses.length} business(es) in force`);
+      } else {
+        composed?.setRules(next.rules);
+        reloads.inc({ result: 'ok' });
+        log.info({ rules: next.rules.rules.length }, 'config reloaded: new rules in force');
+      }
+      if (sharedSettingsChanged(config, next.config, businesses !== undefined)) {
         log.warn('receiver and redis settings changed too: they take effect after a restart');
       }
     },
@@ -316,6 +365,16 @@ function watchRules(base: BridgeBase, composed: ComposedWorker | undefined): Con
     },
     sighup: options.handleSignals ?? false,
   });
+}
+
+/** Whether a reload changed what only a restart applies (a business's own path and secrets reload). */
+function sharedSettingsChanged(before: BridgeConfig, after: BridgeConfig, perBusiness: boolean): boolean {
+  const receiverOf = (config: BridgeConfig) =>
+    perBusiness ? { ...config.receiver, path: null, secrets: null, secretsDefaulted: null } : config.receiver;
+  return (
+    JSON.stringify(receiverOf(after)) !== JSON.stringify(receiverOf(before)) ||
+    JSON.stringify(after.redis) !== JSON.stringify(before.redis)
+  );
 }
 
 /** A Redis that holds another key layout than the config asks for stops the bridge with exit code 2. */

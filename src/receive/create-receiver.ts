@@ -67,6 +67,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     tracing,
     probe: () => producer.probe(),
     readiness: options.readiness,
+    readinessDetails: options.readinessDetails,
     metrics: options.metrics,
     routes: options.routes,
     log,

@@ -51,6 +51,11 @@ export interface ReceiverOptions extends EventStoreTarget {
    * returns why the process is not ready, or null when it is.
    */
   readiness?: () => string | null | Promise<string | null>;
+  /**
+   * More to say in `GET /readyz`'s body, ready or not (a bridge of several businesses: each one's
+   * state, issue 26). It never changes the status code.
+   */
+  readinessDetails?: () => Record<string, unknown>;
 }
 
 /** One business a receiver serves (issue 26): its webhooks arrive on its path with its secrets. */

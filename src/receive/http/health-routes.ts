@@ -9,6 +9,8 @@ export interface HealthRoutesDeps {
   probe: () => Promise<void>;
   /** The caller's extra readiness condition (ReceiverOptions.readiness). */
   readiness: (() => string | null | Promise<string | null>) | undefined;
+  /** More for the body of `/readyz` (ReceiverOptions.readinessDetails). */
+  readinessDetails: (() => Record<string, unknown>) | undefined;
   /** Served at `GET /metrics` when given. */
   metrics: Registry | undefined;
   log: Logger;
@@ -16,7 +18,7 @@ export interface HealthRoutesDeps {
 
 /** `GET /healthz` (the process answers), `GET /readyz` (Redis takes writes, and the caller's condition), `GET /metrics`. */
 export function mountHealthRoutes(app: Express, deps: HealthRoutesDeps): void {
-  const { probe, readiness, metrics, log } = deps;
+  const { probe, readiness, readinessDetails, metrics, log } = deps;
   app.get('/healthz', (_req, res) => {
     res.status(200).set('content-type', JSON_TYPE).send('{"status":"ok"}');
   });
@@ -24,14 +26,18 @@ export function mountHealthRoutes(app: Express, deps: HealthRoutesDeps): void {
     try {
       await probe();
       const notReady = readiness ? await readiness() : null;
+      const details = readinessDetails?.();
       if (notReady !== null) {
         res
           .status(503)
           .set('content-type', JSON_TYPE)
-          .send(JSON.stringify({ status: 'unavailable', error: notReady }));
+          .send(JSON.stringify({ status: 'unavailable', error: notReady, ...details }));
         return;
       }
-      res.status(200).set('content-type', JSON_TYPE).send('{"status":"ready"}');
+      res
+        .status(200)
+        .set('content-type', JSON_TYPE)
+        .send(details === undefined ? '{"status":"ready"}' : JSON.stringify({ status: 'ready', ...details }));
     } catch (error) {
       log.warn({ err: describeError(error) }, 'not ready: Redis does not accept writes');
       res

@@ -2,7 +2,7 @@ import { DelayedError, type Job, type Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import { describeError } from '../../base/errors.js';
 import type { RedisClient } from '../../redis/redis-client.js';
-import { BusinessPaused } from '../failures/job-failure-policy.js';
+import { BusinessPaused, type PauseReason } from '../failures/job-failure-policy.js';
 
 /**
  * Isolation of one business from the others in a bridge that serves several (issue 26). The
@@ -23,6 +23,8 @@ export const PARK_MAX_MS = 60_000;
 export class BusinessGate {
   /** Epoch ms until which this business's jobs wait (a 429, refused credentials); 0: not paused. */
   pausedUntil = 0;
+  /** Why it was last paused. */
+  pauseReason: PauseReason | null = null;
   /** Its jobs running in this process now. */
   running = 0;
   /** Per parked list (one per queue shard): jobs this process parked there and has not woken yet. */
@@ -34,8 +36,9 @@ export class BusinessGate {
     private readonly log: Logger,
   ) {}
 
-  pause(ms: number, now = Date.now()): void {
+  pause(ms: number, reason: PauseReason, now = Date.now()): void {
     this.pausedUntil = Math.max(this.pausedUntil, now + ms);
+    this.pauseReason = reason;
   }
 
   isPaused(now = Date.now()): boolean {

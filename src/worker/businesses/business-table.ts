@@ -4,6 +4,7 @@ import type { WorkerSettings } from '../../config/config-schema.js';
 import type { KeyLayout } from '../../queue/key-layout.js';
 import type { RedisClient } from '../../redis/redis-client.js';
 import type { BusinessWorkerMetrics, WorkerMetrics } from '../adapters/worker-metrics.js';
+import type { PauseReason } from '../failures/job-failure-policy.js';
 import type { EventRecorder } from '../ports.js';
 import type { EventSlots } from '../processor/event-slots.js';
 import { type EventJobResult, processEventJob } from '../processor/process-event.js';
@@ -49,6 +50,8 @@ interface BusinessContext {
 export interface BusinessStatus {
   id: string | null;
   pausedForMs: number;
+  /** Why it is paused (null when it is not). */
+  pauseReason: PauseReason | null;
   running: number;
 }
 
@@ -114,6 +117,7 @@ export class BusinessTable {
     return [...this.contexts.values()].map(({ business, gate }) => ({
       id: business.id,
       pausedForMs: gate ? Math.max(0, gate.pausedUntil - now) : 0,
+      pauseReason: gate && gate.pausedUntil > now ? gate.pauseReason : null,
       running: gate?.running ?? 0,
     }));
   }
@@ -187,7 +191,7 @@ export class BusinessTable {
             if (reason === 'auth') metrics?.authFailing.set(1);
           },
           onDeadLetter: (entry) => metrics?.deadLetters.inc({ queue: entry.queue, code: entry.code }),
-          ...(gate ? { pauseBusiness: (ms: number) => gate.pause(ms) } : {}),
+          ...(gate ? { pauseBusiness: (ms: number, reason: PauseReason) => gate.pause(ms, reason) } : {}),
         },
         log,
         ...(recorder ? { recorder } : {}),

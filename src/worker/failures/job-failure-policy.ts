@@ -34,7 +34,7 @@ export interface FailurePolicyDeps {
    * Set in a bridge of several businesses (issue 26): a 429 or a refusal of the credentials pauses
    * this business only (its jobs wait, delayed, until then), never the queues the others share.
    */
-  pauseBusiness?: (ms: number) => void;
+  pauseBusiness?: (ms: number, reason: PauseReason) => void;
   onDeadLetter?: (entry: DeadLetter) => void;
 }
 
@@ -66,9 +66,11 @@ export class BusinessPaused extends Error {
 }
 
 /** Pauses the queues (or, with several businesses, the one business); returns the error that says so. */
-async function pause(deps: FailurePolicyDeps, ms: number): Promise<Error> {
+export type PauseReason = 'rate-limited' | 'auth';
+
+async function pause(deps: FailurePolicyDeps, ms: number, reason: PauseReason): Promise<Error> {
   if (deps.pauseBusiness) {
-    deps.pauseBusiness(ms);
+    deps.pauseBusiness(ms, reason);
     return new BusinessPaused(ms);
   }
   await Promise.all(deps.queues.map((queue) => queue.rateLimit(ms)));
@@ -87,7 +89,7 @@ export async function pauseOnFailure(failure: FailureClass, deps: FailurePolicyD
       { pauseMs: ms, code: failure.code },
       `platform rate limit: pausing the queues for ${ms} ms`,
     );
-    const paused = await pause(deps, ms);
+    const paused = await pause(deps, ms, 'rate-limited');
     deps.onPause?.('rate-limited', ms);
     throw paused;
   }
@@ -106,7 +108,7 @@ export async function pauseOnFailure(failure: FailureClass, deps: FailurePolicyD
         `paused and retried every ${Math.round(ms / 1000)} s. Fix platform.auth in the config ` +
         '(the Business ID and Secret Key shown in the dashboard settings) and reload.',
     );
-    const paused = await pause(deps, ms);
+    const paused = await pause(deps, ms, 'auth');
     deps.onPause?.('auth', ms);
     throw paused;
   }
