@@ -91,6 +91,22 @@ export class BusinessGate {
     }
   }
 
+  /** Wakes every job parked in a lane (the business was just added: jobs waited for it). */
+  async wakeAll(lane: BusinessLane): Promise<void> {
+    try {
+      for (let woken = 0; woken < 100_000; woken++) {
+        const id = await lane.redis.lpop(lane.parkedKey);
+        if (id === null) return;
+        await (await lane.queue.getJob(id))?.promote().catch(() => undefined);
+      }
+    } catch (error) {
+      this.log.warn(
+        { business: this.id, err: describeError(error) },
+        'could not wake the parked jobs (they come back by themselves)',
+      );
+    }
+  }
+
   /**
    * Wakes the oldest job parked in one list (the finished job's shard first), skipping ids whose
    * job is gone or no longer delayed.

@@ -1,6 +1,7 @@
 import { DelayedError, type Job, type Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type { WorkerSettings } from '../../config/config-schema.js';
+import { BUSINESS_ID_PATTERN } from '../../events/business-id.js';
 import type { KeyLayout } from '../../queue/key-layout.js';
 import type { RedisClient } from '../../redis/redis-client.js';
 import type { BusinessWorkerMetrics, WorkerMetrics } from '../adapters/worker-metrics.js';
@@ -81,16 +82,22 @@ export class BusinessTable {
   /** Serves these businesses from now on; the ones left out are retired (see the class comment). */
   set(businesses: readonly WorkerBusiness[]): void {
     const next = new Map(businesses.map((business) => [business.id, this.contextFor(business)]));
+    const added = [...next.keys()].filter((id) => !this.contexts.has(id));
     for (const [id, context] of this.contexts) if (!next.has(id)) this.retired.set(id, context);
     for (const id of next.keys()) this.retired.delete(id);
     this.contexts.clear();
     for (const [id, context] of next) this.contexts.set(id, context);
+    // Jobs that waited for a business this process did not serve go now that it does.
+    for (const id of added) {
+      const context = next.get(id);
+      if (context?.gate) for (const lane of context.lanes.values()) void context.gate.wakeAll(lane);
+    }
   }
 
   async processEvent(job: Job, token: string | undefined, shard: number): Promise<EventJobResult> {
     const context = this.resolve(job);
     const deps = context?.deps.get(shard);
-    if (context === undefined || deps === undefined) return this.waitForBusiness(job, token);
+    if (context === undefined || deps === undefined) return this.waitForBusiness(job, token, shard);
     if (context.gate === undefined) return processEventJob(job, token, deps);
     const lane = context.lanes.get(shard) ?? null;
     return context.gate.admit(job, token, lane, () => processEventJob(job, token, deps));
@@ -99,7 +106,7 @@ export class BusinessTable {
   async processTimer(job: Job, token: string | undefined, shard: number): Promise<TimerJobResult> {
     const context = this.resolve(job);
     const deps = context?.deps.get(shard);
-    if (context === undefined || deps === undefined) return this.waitForBusiness(job, token);
+    if (context === undefined || deps === undefined) return this.waitForBusiness(job, token, shard);
     if (context.gate === undefined) return processTimerJob(job, token, deps);
     return context.gate.admit(job, token, null, () => processTimerJob(job, token, deps));
   }
@@ -131,7 +138,11 @@ export class BusinessTable {
     return this.contexts.get(id) ?? this.retired.get(id);
   }
 
-  private async waitForBusiness(job: Job, token: string | undefined): Promise<never> {
+  /**
+   * A job of a business not served here waits in the delayed set; with a business id, it is also
+   * parked in that business's list, so that it goes as soon as the business is added (set).
+   */
+  private async waitForBusiness(job: Job, token: string | undefined, shard: number): Promise<never> {
     const raw = businessOf(job);
     const name = typeof raw === 'string' ? `business "${raw}"` : 'no business (a bridge of one business)';
     const now = Date.now();
@@ -141,6 +152,11 @@ export class BusinessTable {
         { jobId: job.id, business: typeof raw === 'string' ? raw : null },
         `a job of ${name} is waiting: this bridge does not serve it. It is kept, not dropped, and looked at again every ${UNKNOWN_BUSINESS_RECHECK_MS / 60_000} min: add the business to the config (or run a bridge whose config has it)`,
       );
+    }
+    if (typeof raw === 'string' && BUSINESS_ID_PATTERN.test(raw)) {
+      const layout = this.shared.layout.forBusiness(raw);
+      const keys = (layout.all[shard] ?? layout.all[0])?.keys ?? layout.global;
+      await this.shared.redis.rpush(keys.parked, job.id ?? '');
     }
     await job.moveToDelayed(now + UNKNOWN_BUSINESS_RECHECK_MS, token);
     throw new DelayedError();

@@ -94,6 +94,36 @@ describe('createKeyLayout', () => {
     for (const n of counts) expect(n).toBeGreaterThan(800);
   });
 
+  it("gives each business its own keys on the same queues (issue 26), in its shard's slot", () => {
+    const layout = createKeyLayout({ prefix: 'cb', shards: 1, tagged: false });
+    const a = layout.forBusiness('toko-a');
+    expect(layout.forBusiness(null)).toBe(layout);
+    expect(layout.forBusiness('toko-a')).toBe(a);
+    expect(a.business).toBe('toko-a');
+    expect(a.shardOf('c1').queuePrefix).toBe('cb');
+    expect(a.shardOf('c1').keys.conversation('c1')).toBe(`cb:bridge:b:toko-a:conv:${conversationHash('c1')}`);
+    expect(a.global.deadIndex).toBe('cb:bridge:b:toko-a:dead:index');
+    expect(a.global.authAlarm).toBe('cb:bridge:b:toko-a:alarm:auth');
+    expect(layout.forBusiness('toko-b').shardOf('c1').keys.conversation('c1')).not.toBe(
+      a.shardOf('c1').keys.conversation('c1'),
+    );
+    const tagged = createKeyLayout({ prefix: 'cb', shards: 6, tagged: true }).forBusiness('toko-a');
+    for (const conversation of ['a', 'conv-42']) {
+      const shard = tagged.shardOf(conversation);
+      const slots = new Set(
+        [
+          shard.keys.order(conversation),
+          shard.keys.conversation(conversation),
+          shard.keys.parked,
+          `${shard.queuePrefix}:events:wait`,
+        ].map(keySlot),
+      );
+      expect(slots.size).toBe(1);
+      expect(shard.keys.order(conversation).startsWith(`${shard.queuePrefix}:bridge:b:toko-a:`)).toBe(true);
+    }
+    expect(tagged.global.deadIndex).toBe('{cb}:bridge:b:toko-a:dead:index');
+  });
+
   it('refuses impossible layouts', () => {
     expect(() => createKeyLayout({ prefix: 'cb', shards: 2, tagged: false })).toThrow(/tagged/);
     expect(() => createKeyLayout({ prefix: 'cb', shards: 0, tagged: true })).toThrow(/1 to 128/);
