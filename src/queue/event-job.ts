@@ -17,6 +17,12 @@ const TraceCarrierSchema = z
 export const BatchedEventSchema = z.object({
   /** Position in the receiver's arrival order (per-conversation ordering uses it). */
   arrival: z.number().int().positive(),
+  /**
+   * The business whose webhook brought it, when the bridge serves several (issue 26); absent for
+   * the one business of a config without `businesses:`. One batch may hold several businesses'
+   * events; the worker runs each with its business's keys, rules and platform credentials.
+   */
+  business: BusinessIdSchema.optional(),
   event: ConversationEventSchema,
   trace: TraceCarrierSchema,
 });
@@ -28,12 +34,6 @@ export type BatchedEvent = z.infer<typeof BatchedEventSchema>;
  */
 export const EventBatchDataSchema = z.object({
   events: z.array(BatchedEventSchema).min(1),
-  /**
-   * The business whose webhooks brought these events, when the bridge serves several (issue 26);
-   * absent for the one business of a config without `businesses:`. The worker runs the job with
-   * that business's keys, rules and platform credentials.
-   */
-  business: BusinessIdSchema.optional(),
   /** Set when replayed from the dead-letter set: actions that failed for good are tried again. */
   replay: z.number().int().positive().optional(),
   /**
@@ -52,7 +52,15 @@ export type EventBatchData = z.infer<typeof EventBatchDataSchema>;
 /** The name of every events-queue job (bull-board shows it). */
 export const EVENT_BATCH_JOB_NAME = 'events';
 
-/** A job's name as bull-board shows it: `events`, or `events:<business>` when the bridge serves several. */
+/** A job's name as bull-board shows it: `timer`, or `timer:<business>` when the bridge serves several. */
 export function jobNameFor(name: string, business: string | null): string {
   return business === null ? name : `${name}:${business}`;
+}
+
+/** A batch's name as bull-board shows it: `events`, or `events:<its businesses>` (at most 3 named). */
+export function batchJobName(businesses: ReadonlySet<string>): string {
+  if (businesses.size === 0) return EVENT_BATCH_JOB_NAME;
+  const names = [...businesses].sort();
+  const shown = names.slice(0, 3).join(',');
+  return `${EVENT_BATCH_JOB_NAME}:${shown}${names.length > 3 ? `,+${names.length - 3}` : ''}`;
 }

@@ -5,7 +5,7 @@ import type { ConversationEvent } from '../events/conversation-event.js';
 import { carrierOf } from '../observe/trace-context.js';
 import { connectionFor, type RedisClient } from '../redis/redis-connection.js';
 import { defineRedisScript } from '../redis/redis-script.js';
-import { EVENT_BATCH_JOB_NAME, type EventBatchData, jobNameFor } from './event-job.js';
+import { type BatchedEvent, batchJobName, type EventBatchData } from './event-job.js';
 import { type BridgeKeys, conversationHash, eventId } from './redis-keys.js';
 
 /**
@@ -97,6 +97,12 @@ export function newBatchJobId(): string {
   return `b-${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`;
 }
 
+/** One event to store, and the business whose webhook brought it (null: the only one). */
+export interface IngestItem {
+  event: ConversationEvent;
+  business: string | null;
+}
+
 /**
  * Stores a batch of events durably, exactly once per event key, with two round trips whatever
  * the batch size (the receiver's group commit, receive/group-commit.ts):
@@ -106,31 +112,49 @@ export function newBatchJobId(): string {
  * markers whose owner never appeared: the platform's redelivery (the event was not acknowledged)
  * takes them over (see RESERVE_LUA). Keys repeated inside one batch are stored once.
  */
-export async function ingestBatch(
+export function ingestBatch(
   options: IngestEventOptions,
   events: readonly ConversationEvent[],
 ): Promise<IngestResult[]> {
+  const business = options.keys.business;
+  return ingestItems(
+    options,
+    events.map((event) => ({ event, business })),
+  );
+}
+
+/**
+ * The same for the events of several businesses in one batch (issue 26): each event's
+ * conversation keys are its business's (`keysOf`), the event keys and arrival counter the
+ * shard's (see redis-keys.ts).
+ */
+export async function ingestItems(
+  options: IngestEventOptions & { keysOf?: (business: string) => BridgeKeys },
+  items: readonly IngestItem[],
+): Promise<IngestResult[]> {
   const { redis, queue, keys } = options;
+  const keysOf = (business: string | null) =>
+    business === null || business === keys.business ? keys : (options.keysOf?.(business) ?? keys);
   const jobId = newBatchJobId();
   const unique = new Map<string, number>();
-  const distinct: ConversationEvent[] = [];
-  for (const event of events) {
-    if (!unique.has(event.key)) {
-      unique.set(event.key, distinct.length);
-      distinct.push(event);
+  const distinct: IngestItem[] = [];
+  for (const item of items) {
+    if (!unique.has(item.event.key)) {
+      unique.set(item.event.key, distinct.length);
+      distinct.push(item);
     }
   }
   const scriptKeys = [keys.arrival];
   const args: (string | number)[] = [options.dedupeWindowSeconds, jobId, `${queue.qualifiedName}:`];
-  for (const event of distinct) {
-    scriptKeys.push(keys.dedupe(event.key), keys.order(event.conversationId ?? ''));
+  for (const { event, business } of distinct) {
+    scriptKeys.push(keys.dedupe(event.key), keysOf(business).order(event.conversationId ?? ''));
     args.push(eventId(event.key), conversationHash(event.conversationId ?? '').slice(0, 8));
   }
   const states = await reserve(redis, scriptKeys, args);
   const results: IngestResult[] = [];
-  const data: EventBatchData =
-    keys.business === null ? { events: [] } : { events: [], business: keys.business };
-  distinct.forEach((event, index) => {
+  const data: EventBatchData = { events: [] };
+  const businesses = new Set<string>();
+  distinct.forEach(({ event, business }, index) => {
     const state = String(states[index] ?? 'd:0');
     const arrival = Number(state.slice(2));
     if (state[0] === 'd') {
@@ -138,18 +162,23 @@ export async function ingestBatch(
       return;
     }
     const trace = carrierOf(event); // undefined unless tracing is on (issue 14)
-    data.events.push(trace ? { arrival, event, trace } : { arrival, event });
+    const batched: BatchedEvent = trace ? { arrival, event, trace } : { arrival, event };
+    if (business !== null) {
+      batched.business = business;
+      businesses.add(business);
+    }
+    data.events.push(batched);
     results.push({ outcome: 'queued', jobId, arrival });
   });
   if (data.events.length > 0) {
     data.events.sort((a, b) => a.arrival - b.arrival);
-    await queue.add(jobNameFor(EVENT_BATCH_JOB_NAME, keys.business), data, { ...options.jobOptions, jobId });
+    await queue.add(batchJobName(businesses), data, { ...options.jobOptions, jobId });
   }
   // Also for a batch of duplicates only: their original may not have reached a replica yet.
   if ((options.replicasAck ?? 0) > 0) await waitForReplicas(options, keys.arrival);
   // Copies inside this batch share the first copy's fate, reported as duplicates.
   const seen = new Set<string>();
-  return events.map((event) => {
+  return items.map(({ event }) => {
     const result = results[unique.get(event.key) ?? 0] as IngestResult;
     if (seen.has(event.key)) return { ...result, outcome: 'duplicate' as const };
     seen.add(event.key);

@@ -78,14 +78,20 @@ export function orderMember(jobId: string, eventKey: string): string {
  * together with a shard's keys. With one untagged shard (the default on a single Redis) both are
  * the configured prefix, the layout of earlier versions. See queue/key-layout.ts.
  *
- * `business` (issue 26) scopes every key to one business of a bridge that serves several:
- * `<prefix>:bridge:b:<id>:...`. The queues stay shared (a shard's jobs carry their business), so the
- * keys stay under the shard's hash tag. null is the one business of a config without `businesses:`,
- * whose keys are those of earlier versions.
+ * `business` (issue 26) scopes the keys of conversations and of no conversation to one business of
+ * a bridge that serves several: `<prefix>:bridge:b:<id>:conv:...`, `<global>:bridge:b:<id>:dead:...`.
+ * The keys of events (dedupe markers, run state) and the arrival counter are shared: an explicit
+ * business's event keys carry its id already (`<id>:<key>`, receive/event-producer.ts), and one
+ * batch job holds the events of several businesses, run by scripts that take one dedupe prefix and
+ * one arrival counter. Every key stays under its shard's hash tag. null is the one business of a
+ * config without `businesses:`, whose keys are those of earlier versions.
  */
 export function bridgeKeys(prefix: string, globalPrefix: string = prefix, business: string | null = null) {
   const scope = business === null ? '' : `:b:${business}`;
-  const p = `${prefix}:bridge${scope}`;
+  /** Shared by every business of the shard: event keys and the arrival counter. */
+  const p = `${prefix}:bridge`;
+  /** The business's own: its conversations. */
+  const pb = `${prefix}:bridge${scope}`;
   const g = `${globalPrefix}:bridge${scope}`;
   return {
     /** Dedupe marker of one event: `<arrival>|<batch job id>`. Expires after the window. */
@@ -97,14 +103,9 @@ export function bridgeKeys(prefix: string, globalPrefix: string = prefix, busine
      * one command: facts (`lastIn`, `firstIn`, `historyChecked`), once-marks (`O:<key>`),
      * cooldowns (`C:<rule>`), pending timers (`T:<timer id>`) and recently sent texts (`R:<hash>`).
      */
-    conversation: (conversationId: string) => `${p}:conv:${conversationHash(conversationId)}`,
+    conversation: (conversationId: string) => `${pb}:conv:${conversationHash(conversationId)}`,
     /** The state of one event's run: its frozen plan (`plan`) and action ledger (`a:<action id>`). */
     run: (eventKey: string) => `${p}:run:${sha(eventKey)}`,
-    /**
-     * Ids of this business's jobs of this shard parked over its fair share, oldest first (issue 26,
-     * worker/businesses/business-gate.ts); only in a bridge of several businesses.
-     */
-    parked: `${p}:parked`,
     /** Quarantine entries (hash id -> JSON entry), indexed and bounded by `quarantine` (a zset by time). */
     quarantineEntries: `${g}:quarantine:entries`,
     /** Written with a short TTL by the receiver's readiness probe (`GET /readyz`). */
@@ -112,7 +113,7 @@ export function bridgeKeys(prefix: string, globalPrefix: string = prefix, busine
     /** Monotonic arrival counter: the order in which the receiver accepted events. */
     arrival: `${p}:arrival`,
     /** Per-conversation sorted set of job ids still to be processed, scored by arrival. */
-    order: (conversationId: string) => `${p}:order:${conversationHash(conversationId)}`,
+    order: (conversationId: string) => `${pb}:order:${conversationHash(conversationId)}`,
     /** Quarantine of authenticated bodies that could not be understood. */
     quarantine: `${g}:quarantine`,
     /** Dead letters: index by time, and one JSON entry per id. */

@@ -1,12 +1,17 @@
 import type { ConversationEvent } from '../events/conversation-event.js';
-import type { IngestResult } from '../queue/ingest-event.js';
+import type { IngestItem, IngestResult } from '../queue/ingest-event.js';
 
 /** Largest batch: events, and their approximate JSON size (one job carries the whole batch). */
 const MAX_BATCH_EVENTS = 64;
 const MAX_BATCH_BYTES = 512 * 1024;
 
-interface Pending {
-  event: ConversationEvent;
+/** What a batch holds: events, or events with their business (a bridge of several, issue 26). */
+type Storable = ConversationEvent | IngestItem;
+
+const eventOf = (item: Storable): ConversationEvent => ('event' in item ? item.event : item);
+
+interface Pending<T extends Storable> {
+  event: T;
   resolve: (result: IngestResult) => void;
   reject: (error: unknown) => void;
 }
@@ -19,19 +24,19 @@ interface Pending {
  * promise resolves only once its own batch is durable, and rejects with its batch's error. One
  * batch at a time: a redelivery can never race its original's batch within this process.
  */
-export function createGroupCommit(
-  store: (events: ConversationEvent[]) => Promise<IngestResult[]>,
-): (event: ConversationEvent) => Promise<IngestResult> {
-  const queue: Pending[] = [];
+export function createGroupCommit<T extends Storable = ConversationEvent>(
+  store: (events: T[]) => Promise<IngestResult[]>,
+): (event: T) => Promise<IngestResult> {
+  const queue: Pending<T>[] = [];
   let busy = false;
   let scheduled = false;
 
-  const take = (): Pending[] => {
+  const take = (): Pending<T>[] => {
     let bytes = 0;
     let count = 0;
     while (count < queue.length && count < MAX_BATCH_EVENTS) {
-      const next = queue[count] as Pending;
-      bytes += 600 + next.event.text.length * 2 + next.event.caption.length * 2;
+      const next = eventOf((queue[count] as Pending<T>).event);
+      bytes += 600 + next.text.length * 2 + next.caption.length * 2;
       if (count > 0 && bytes > MAX_BATCH_BYTES) break;
       count += 1;
     }

@@ -6,17 +6,18 @@ import type { KeyLayout } from '../../queue/key-layout.js';
 import type { RedisClient } from '../../redis/redis-client.js';
 import type { BusinessWorkerMetrics, WorkerMetrics } from '../adapters/worker-metrics.js';
 import type { PauseReason } from '../failures/job-failure-policy.js';
+import { BusinessPaused } from '../failures/job-failure-policy.js';
 import type { EventRecorder } from '../ports.js';
+import { BusinessGate } from '../processor/business-gate.js';
 import type { EventSlots } from '../processor/event-slots.js';
 import { type EventJobResult, processEventJob } from '../processor/process-event.js';
 import { processTimerJob, type TimerJobResult } from '../processor/process-timer.js';
-import type { EventProcessorDeps } from '../processor/processor-deps.js';
+import type { BatchDeps, EventProcessorDeps } from '../processor/processor-deps.js';
 import { createTimerScheduler } from '../timers/timers.js';
-import { BusinessGate, type BusinessLane } from './business-gate.js';
 import type { WorkerBusiness } from './worker-business.js';
 
-/** How long a job of a business the config does not (or no longer) name waits before it looks again. */
-export const UNKNOWN_BUSINESS_RECHECK_MS = 5 * 60_000;
+/** How long a timer of a business the config does not (or no longer) name waits before it looks again. */
+const UNKNOWN_BUSINESS_RECHECK_MS = 5 * 60_000;
 
 /** The queues of one shard this process works on. */
 export interface ShardQueues {
@@ -39,11 +40,10 @@ export interface SharedWorkerParts {
   log: Logger;
 }
 
-/** One business's processor contexts (one per consumed shard), its gate and its metrics. */
+/** One business's processor contexts (one per consumed shard) and its gate. */
 interface BusinessContext {
   readonly business: WorkerBusiness;
   readonly deps: ReadonlyMap<number, EventProcessorDeps>;
-  readonly lanes: ReadonlyMap<number, BusinessLane>;
   readonly gate: BusinessGate | undefined;
 }
 
@@ -67,6 +67,10 @@ export class BusinessTable {
   private readonly contexts = new Map<string | null, BusinessContext>();
   private readonly retired = new Map<string | null, BusinessContext>();
   private readonly gates = new Map<string, BusinessGate>();
+  /** Jobs whose events wait for a business not served yet, woken when it is added. */
+  private readonly awaited = new Map<string, (() => void)[]>();
+  /** Per shard, what a batch's events are run with (rebuilt when the businesses change). */
+  private readonly batches = new Map<number, BatchDeps>();
   private readonly warnedAt = new Map<string, number>();
 
   constructor(
@@ -82,33 +86,41 @@ export class BusinessTable {
   /** Serves these businesses from now on; the ones left out are retired (see the class comment). */
   set(businesses: readonly WorkerBusiness[]): void {
     const next = new Map(businesses.map((business) => [business.id, this.contextFor(business)]));
-    const added = [...next.keys()].filter((id) => !this.contexts.has(id));
     for (const [id, context] of this.contexts) if (!next.has(id)) this.retired.set(id, context);
     for (const id of next.keys()) this.retired.delete(id);
     this.contexts.clear();
     for (const [id, context] of next) this.contexts.set(id, context);
+    this.batches.clear();
     // Jobs that waited for a business this process did not serve go now that it does.
-    for (const id of added) {
-      const context = next.get(id);
-      if (context?.gate) for (const lane of context.lanes.values()) void context.gate.wakeAll(lane);
+    for (const id of next.keys()) {
+      if (id === null) continue;
+      for (const wake of this.awaited.get(id) ?? []) wake();
+      this.awaited.delete(id);
     }
   }
 
-  async processEvent(job: Job, token: string | undefined, shard: number): Promise<EventJobResult> {
-    const context = this.resolve(job);
-    const deps = context?.deps.get(shard);
-    if (context === undefined || deps === undefined) return this.waitForBusiness(job, token, shard);
-    if (context.gate === undefined) return processEventJob(job, token, deps);
-    const lane = context.lanes.get(shard) ?? null;
-    return context.gate.admit(job, token, lane, () => processEventJob(job, token, deps));
+  processEvent(job: Job, token: string | undefined, shard: number): Promise<EventJobResult> {
+    return processEventJob(job, token, this.batchDepsFor(shard));
   }
 
   async processTimer(job: Job, token: string | undefined, shard: number): Promise<TimerJobResult> {
     const context = this.resolve(job);
     const deps = context?.deps.get(shard);
-    if (context === undefined || deps === undefined) return this.waitForBusiness(job, token, shard);
-    if (context.gate === undefined) return processTimerJob(job, token, deps);
-    return context.gate.admit(job, token, null, () => processTimerJob(job, token, deps));
+    if (context === undefined || deps === undefined) return this.waitForBusiness(job, token);
+    const gate = context.gate;
+    if (gate === undefined) return processTimerJob(job, token, deps);
+    if (gate.isPaused()) {
+      await job.moveToDelayed(gate.pausedUntil, token);
+      throw new DelayedError();
+    }
+    try {
+      return await processTimerJob(job, token, deps);
+    } catch (error) {
+      // The timer's call paused its business (a 429, refused credentials): it waits, no attempt used.
+      if (!(error instanceof BusinessPaused)) throw error;
+      await job.moveToDelayed(Math.max(gate.pausedUntil, Date.now() + error.ms), token);
+      throw new DelayedError();
+    }
   }
 
   /** The metrics a job is counted on (its business's view with several businesses). */
@@ -129,6 +141,37 @@ export class BusinessTable {
     }));
   }
 
+  /** What a shard's batches run with: each event's business context, gate, and what they share. */
+  private batchDepsFor(shard: number): BatchDeps {
+    let made = this.batches.get(shard);
+    if (made === undefined) {
+      const contextOf = (business: string | null) =>
+        (business !== null) !== this.many
+          ? undefined
+          : (this.contexts.get(business) ?? this.retired.get(business));
+      const any = [...this.contexts.values()][0]?.deps.get(shard);
+      const sharedLayout = this.shared.layout.forBusiness(null);
+      made = {
+        // Only the queues, Redis, slots, settings, log and the event keys of the shard are read from
+        // it (every business's events share them).
+        shared: {
+          ...(any as EventProcessorDeps),
+          keys: (sharedLayout.all[shard] ?? sharedLayout.all[0])?.keys ?? sharedLayout.global,
+        },
+        of: (business) => contextOf(business)?.deps.get(shard),
+        gateOf: (business) => contextOf(business)?.gate,
+        onBusinessAdded: (business, wake) => {
+          const list = this.awaited.get(business) ?? [];
+          if (list.length < 10_000) list.push(wake);
+          this.awaited.set(business, list);
+        },
+      };
+      this.batches.set(shard, made);
+    }
+    return made;
+  }
+
+  /** The context of a timer job's business. */
   private resolve(job: Job): BusinessContext | undefined {
     const raw = businessOf(job);
     const id = typeof raw === 'string' ? raw : null;
@@ -138,11 +181,8 @@ export class BusinessTable {
     return this.contexts.get(id) ?? this.retired.get(id);
   }
 
-  /**
-   * A job of a business not served here waits in the delayed set; with a business id, it is also
-   * parked in that business's list, so that it goes as soon as the business is added (set).
-   */
-  private async waitForBusiness(job: Job, token: string | undefined, shard: number): Promise<never> {
+  /** A timer of a business not served here waits in the delayed set, woken when the business is added. */
+  private async waitForBusiness(job: Job, token: string | undefined): Promise<never> {
     const raw = businessOf(job);
     const name = typeof raw === 'string' ? `business "${raw}"` : 'no business (a bridge of one business)';
     const now = Date.now();
@@ -150,15 +190,13 @@ export class BusinessTable {
       this.warnedAt.set(name, now);
       this.shared.log.warn(
         { jobId: job.id, business: typeof raw === 'string' ? raw : null },
-        `a job of ${name} is waiting: this bridge does not serve it. It is kept, not dropped, and looked at again every ${UNKNOWN_BUSINESS_RECHECK_MS / 60_000} min: add the business to the config (or run a bridge whose config has it)`,
+        `a timer of ${name} is waiting: this bridge does not serve it. It is kept, not dropped, and looked at again every ${UNKNOWN_BUSINESS_RECHECK_MS / 60_000} min: add the business to the config`,
       );
     }
-    if (typeof raw === 'string' && BUSINESS_ID_PATTERN.test(raw)) {
-      const layout = this.shared.layout.forBusiness(raw);
-      const keys = (layout.all[shard] ?? layout.all[0])?.keys ?? layout.global;
-      await this.shared.redis.rpush(keys.parked, job.id ?? '');
-    }
     await job.moveToDelayed(now + UNKNOWN_BUSINESS_RECHECK_MS, token);
+    if (typeof raw === 'string' && BUSINESS_ID_PATTERN.test(raw)) {
+      this.batchDepsFor(0).onBusinessAdded(raw, () => void job.promote().catch(() => undefined));
+    }
     throw new DelayedError();
   }
 
@@ -169,13 +207,12 @@ export class BusinessTable {
     const metrics = this.viewFor(id);
     let gate: BusinessGate | undefined;
     if (this.many && id !== null) {
-      gate = this.gates.get(id) ?? new BusinessGate(id, shared.settings.businessConcurrency, shared.log);
+      gate = this.gates.get(id) ?? new BusinessGate(id, shared.settings.businessConcurrency);
       this.gates.set(id, gate);
     }
     const log = id === null ? shared.log : shared.log.child({ business: id });
     const recorder = business.makeRecorder?.(shared.redis, layout.global);
     const deps = new Map<number, EventProcessorDeps>();
-    const lanes = new Map<number, BusinessLane>();
     for (const q of shared.consumed) {
       const keys = (layout.all[q.shard.index] ?? layout.all[0])?.keys ?? layout.global;
       deps.set(q.shard.index, {
@@ -212,9 +249,8 @@ export class BusinessTable {
         log,
         ...(recorder ? { recorder } : {}),
       });
-      lanes.set(q.shard.index, { redis: shared.redis, queue: q.events, parkedKey: keys.parked });
     }
-    return { business, deps, lanes, gate };
+    return { business, deps, gate };
   }
 
   private viewFor(id: string | null): WorkerMetrics | undefined {

@@ -105,7 +105,8 @@ export interface PrepareInput {
   ghostGraceMs: number;
   /** A replay from the dead-letter set: its events left the order long ago, run them as they are. */
   replay: boolean;
-  events: readonly { event: ConversationEvent; member: string }[];
+  /** Each event, and its business's keys when they are not `keys` (a bridge of several, issue 26). */
+  events: readonly { event: ConversationEvent; member: string; keys?: BridgeKeys }[];
 }
 
 function pairs(flat: unknown): Record<string, string> {
@@ -133,13 +134,15 @@ export async function prepareEvents(
     input.replay ? '1' : '0',
     FACTS_TTL_SECONDS,
   ];
-  for (const { event, member } of input.events) {
+  for (const { event, member, keys: own } of input.events) {
     const c = event.conversationId ?? '';
-    scriptKeys.push(keys.order(c), keys.conversation(c), keys.run(event.key));
+    const k = own ?? keys;
+    scriptKeys.push(k.order(c), k.conversation(c), k.run(event.key));
     args.push(member, event.kind, new Date(event.occurredAt).toISOString(), event.key, ...echoProbe(event));
   }
   const replies = await prepareScript(redis, scriptKeys, args);
-  return input.events.map(({ event }, index): PrepareOutcome => {
+  return input.events.map(({ event, keys: own }, index): PrepareOutcome => {
+    const k = own ?? keys;
     const [kind, other, facts, cancelled, run, echo] = replies[index] ?? [];
     switch (kind) {
       case 'go': {
@@ -152,7 +155,7 @@ export async function prepareEvents(
           newConversation: event.kind !== 'message_in' && (!Array.isArray(facts) || facts.length === 0),
           cancelledTimers: Array.isArray(cancelled) ? cancelled.map((f) => String(f).slice(2)) : [],
           ownSend: echo === 1,
-          state: new RunState(redis, keys.run(event.key), keys.conversation(c), pairs(run)),
+          state: new RunState(redis, k.run(event.key), k.conversation(c), pairs(run)),
         };
       }
       case 'skip':

@@ -4,11 +4,12 @@ import { type BatchedEvent, type EventBatchData, EventBatchDataSchema } from '..
 import { eventId, orderMember } from '../../queue/redis-keys.js';
 import { RUN_TTL_SECONDS } from '../exactly-once/execute-actions.js';
 import { jobRetryDelay } from '../failures/backoff.js';
-import { deadLetter, failureOf, pauseOnFailure } from '../failures/job-failure-policy.js';
+import { BusinessPaused, deadLetter, failureOf, pauseOnFailure } from '../failures/job-failure-policy.js';
 import type { ActionReport } from '../ports.js';
+import type { BusinessGate } from './business-gate.js';
 import { checkOrderGate, GHOST_GRACE_MS, leaveOrder, ORDER_RECHECK_MS } from './order-gate.js';
 import { type PrepareOutcome, prepareEvents } from './prepare-run.js';
-import type { EventProcessorDeps } from './processor-deps.js';
+import type { BatchDeps, EventProcessorDeps } from './processor-deps.js';
 import { type EventRunResult, runEvent } from './run-event.js';
 
 export interface EventJobResult {
@@ -34,26 +35,39 @@ export interface EventJobResult {
 export async function processEventJob(
   job: Job,
   token: string | undefined,
-  deps: EventProcessorDeps,
+  deps: BatchDeps,
 ): Promise<EventJobResult> {
   const parsed = EventBatchDataSchema.safeParse(job.data);
   if (!parsed.success) {
     throw new UnrecoverableError(`job ${job.id} does not hold a valid event batch: ${parsed.error.message}`);
   }
   const batch = new EventBatch(job, deps, parsed.data);
-  // Everything the runs need, for the whole batch in one round trip; then the conversations run
-  // side by side, each conversation's events one after the other.
-  const groups = batch.byConversation();
-  const first = await batch.prepare(batch.items);
-  const preparedOf = new Map(batch.items.map((item, i) => [item, first[i]]));
-  const outcomes = await Promise.all([...groups.values()].map((group) => batch.runGroup(group, preparedOf)));
+  // Events of a business that is paused, or that this worker does not serve, wait without being
+  // prepared (issue 26); the others' needs are read for the whole batch in one round trip, then
+  // the conversations run side by side, each conversation's events one after the other.
+  const held: Held[] = [];
+  const groups: BatchedEvent[][] = [];
+  for (const group of batch.byConversation().values()) {
+    const hold = batch.holdOf(group[0] as BatchedEvent);
+    if (hold) held.push(hold);
+    else groups.push(group);
+  }
+  const items = groups.flat();
+  const first = items.length > 0 ? await batch.prepare(items) : [];
+  const preparedOf = new Map(items.map((item, i) => [item, first[i]]));
+  const outcomes = await Promise.all(groups.map((group) => batch.runGroup(group, preparedOf)));
 
   const runFailures = outcomes.filter((o): o is EventRunFailed => o instanceof EventRunFailed);
-  const waiting = outcomes.flatMap((o) =>
-    !(o instanceof EventRunFailed) && o.kind === 'waiting' ? [o.item] : [],
-  );
+  const waiting: BatchedEvent[] = [];
+  for (const outcome of outcomes) {
+    if (outcome instanceof EventRunFailed || outcome.kind === 'done') continue;
+    if (outcome.kind === 'waiting') waiting.push(outcome.item);
+    else held.push(outcome);
+  }
   if (runFailures.length > 0) await settleFailedRuns(batch, runFailures);
-  if (batch.retryInMs !== undefined || waiting.length > 0) await park(batch, token, waiting);
+  if (batch.retryInMs !== undefined || waiting.length > 0 || held.length > 0) {
+    await park(batch, token, waiting, held);
+  }
   if (batch.deadLettered > 0) {
     throw new UnrecoverableError(`${batch.deadLettered} event(s) of this batch were dead-lettered`);
   }
@@ -72,7 +86,16 @@ class EventRunFailed extends Error {
   }
 }
 
-type GroupOutcome = { kind: 'done' } | { kind: 'waiting'; item: BatchedEvent } | EventRunFailed;
+/**
+ * An event held back by its business (issue 26): paused until a time, over its fair share here
+ * (woken when one of the business's events finishes), or of a business this worker does not serve.
+ */
+type Held =
+  | { kind: 'paused'; item: BatchedEvent; until: number }
+  | { kind: 'room'; item: BatchedEvent; gate: BusinessGate }
+  | { kind: 'unknown'; item: BatchedEvent; business: string | null };
+
+type GroupOutcome = { kind: 'done' } | { kind: 'waiting'; item: BatchedEvent } | Held | EventRunFailed;
 
 /**
  * One attempt at a batch job: its events, what it has finished (by this attempt or an earlier
@@ -97,15 +120,22 @@ class EventBatch {
   readonly failures: Record<string, number>;
   failuresChanged = false;
   private kept = false;
+  /** This job's own running events per business gate, and its events waiting for them (roomFor). */
+  private readonly ownRunning = new Map<BusinessGate, { count: number; waiters: (() => void)[] }>();
   /** When the earliest retry of a failed event is due (ms from now); undefined when none. */
   retryInMs: number | undefined;
   deadLettered = 0;
 
+  /** What every event of the batch shares (queues, Redis, settings). */
+  readonly deps: EventProcessorDeps;
+
   constructor(
     readonly job: Job,
-    readonly deps: EventProcessorDeps,
+    readonly batchDeps: BatchDeps,
     private readonly data: EventBatchData,
   ) {
+    this.deps = batchDeps.shared;
+    const deps = this.deps;
     this.items = data.events;
     this.replay = data.replay !== undefined;
     this.jobId = job.id ?? '';
@@ -127,19 +157,51 @@ class EventBatch {
     return orderMember(this.jobId, item.event.key);
   }
 
+  /** The context of an event's business (undefined: not served here; holdOf says so first). */
+  depsOf(item: BatchedEvent): EventProcessorDeps {
+    return this.batchDeps.of(item.business ?? null) ?? this.deps;
+  }
+
   prepare(list: readonly BatchedEvent[]): Promise<PrepareOutcome[]> {
     return prepareEvents(this.deps.redis, this.deps.keys, {
       ...this.gateInput,
       now: Date.now(),
-      events: list.map((item) => ({ event: item.event, member: this.member(item) })),
+      events: list.map((item) => ({
+        event: item.event,
+        member: this.member(item),
+        keys: this.depsOf(item).keys,
+      })),
     });
   }
 
-  /** The batch's events by conversation, in the batch's order. */
+  /** Why an event's business holds it back before anything is read for it, if it does. */
+  holdOf(item: BatchedEvent): Held | undefined {
+    const business = item.business ?? null;
+    if (this.batchDeps.of(business) === undefined) return { kind: 'unknown', item, business };
+    const gate = this.batchDeps.gateOf(business);
+    if (gate?.isPaused()) return { kind: 'paused', item, until: gate.pausedUntil };
+    return undefined;
+  }
+
+  /** A job with events of a business not served here: logged, and woken when the business is added. */
+  waitForBusiness(business: string | null, wake: () => void): void {
+    this.deps.log.warn(
+      { jobId: this.jobId, business },
+      business === null
+        ? 'a batch holds events of no business, and this bridge serves several: they are kept, not dropped; run a bridge of one business (a config without businesses:) to process them'
+        : `a batch holds events of business "${business}", which this bridge does not serve: they are kept, not dropped, and looked at again every ${UNKNOWN_BUSINESS_RECHECK_MS / 60_000} min; add the business to the config to process them`,
+    );
+    if (business !== null) this.batchDeps.onBusinessAdded(business, wake);
+  }
+
+  /** The batch's events by conversation (of a business: the same id in two businesses is two), in the batch's order. */
   byConversation(): Map<string, BatchedEvent[]> {
     const groups = new Map<string, BatchedEvent[]>();
     for (const item of this.items) {
-      const c = item.event.conversationId ?? '';
+      const c =
+        item.business === undefined
+          ? (item.event.conversationId ?? '')
+          : `${item.business}\u0000${item.event.conversationId ?? ''}`;
       const group = groups.get(c);
       if (group) group.push(item);
       else groups.set(c, [item]);
@@ -152,7 +214,8 @@ class EventBatch {
     group: BatchedEvent[],
     preparedOf: Map<BatchedEvent, PrepareOutcome | undefined>,
   ): Promise<GroupOutcome> {
-    const deps = this.deps;
+    const deps = this.depsOf(group[0] as BatchedEvent);
+    const gate = this.batchDeps.gateOf((group[0] as BatchedEvent).business ?? null);
     for (const item of group) {
       let outcome = preparedOf.get(item);
       // Chained behind an earlier event of this batch (which has just left): look again.
@@ -163,6 +226,9 @@ class EventBatch {
         continue;
       }
       if (outcome.gate.kind !== 'go' || !('state' in outcome)) return { kind: 'waiting', item };
+      // Its business paused meanwhile, or has its fair share of events running here (issue 26).
+      if (gate?.isPaused()) return { kind: 'paused', item, until: gate.pausedUntil };
+      if (gate && !(await this.roomFor(gate))) return { kind: 'room', item, gate };
       const actions: ActionReport[] = [];
       try {
         const prepared = outcome;
@@ -172,9 +238,45 @@ class EventBatch {
       } catch (error) {
         await outcome.state.flush().catch(() => undefined);
         return new EventRunFailed(item, actions, error);
+      } finally {
+        if (gate) this.finished(gate);
       }
     }
     return { kind: 'done' };
+  }
+
+  /**
+   * A slot in the business's fair share for one event. When the business has its share running
+   * here, an event waits in this job only for this job's own events of the business (it holds its
+   * BullMQ slot for them anyway); when they are all another job's, the job parks instead, so that
+   * a business whose platform hangs cannot hold every job slot.
+   */
+  private async roomFor(gate: BusinessGate): Promise<boolean> {
+    while (!gate.tryStart()) {
+      const own = this.ownRunning.get(gate);
+      if (own === undefined || own.count === 0) return false;
+      await new Promise<void>((resolve) => own.waiters.push(resolve));
+    }
+    const own = this.ownRunning.get(gate) ?? { count: 0, waiters: [] };
+    own.count += 1;
+    this.ownRunning.set(gate, own);
+    return true;
+  }
+
+  private finished(gate: BusinessGate): void {
+    const own = this.ownRunning.get(gate);
+    if (own) {
+      own.count -= 1;
+      // Waiters of this job first: the business's slot goes back to the gate, which wakes a parked job
+      // only when none of this job's own events waits for it.
+      const next = own.waiters.shift();
+      if (next) {
+        gate.running -= 1;
+        next();
+        return;
+      }
+    }
+    gate.finish();
   }
 
   /** Before the job parks or retries: what this attempt finished and which events failed go with it (one write, rare path). */
@@ -195,14 +297,22 @@ function eventSpanFacts(result: EventRunResult) {
  * refused for good or out of attempts, dead-lettered on its own (`batch.deadLettered`).
  */
 async function settleFailedRuns(batch: EventBatch, runFailures: readonly EventRunFailed[]): Promise<void> {
-  const { job, deps, failures } = batch;
+  const { job, failures } = batch;
   const attempts = job.opts.attempts ?? 1;
   for (const failed of runFailures) {
+    const deps = batch.depsOf(failed.item);
     const failure = failureOf(failed.cause);
-    // A 429 or a refusal of our credentials pauses everything; the job comes back unchanged.
+    // A 429 or a refusal of our credentials pauses everything; the job comes back unchanged. With
+    // several businesses, it pauses the business alone: its events wait, no attempt used.
     if (failure.kind === 'rate-limited' || failure.kind === 'auth') {
       await batch.keepFinished();
-      await pauseOnFailure(failure, deps.failurePolicy);
+      try {
+        await pauseOnFailure(failure, deps.failurePolicy);
+      } catch (error) {
+        if (!(error instanceof BusinessPaused)) throw error;
+        batch.retryInMs = Math.min(batch.retryInMs ?? error.ms, error.ms);
+        continue;
+      }
     }
     const event = failed.item.event;
     const tries = (failures[event.key] ?? 0) + 1;
@@ -241,19 +351,45 @@ async function settleFailedRuns(batch: EventBatch, runFailures: readonly EventRu
   }
 }
 
+/** How long a job held for room in its business's fair share sleeps unless woken first. */
+const ROOM_RECHECK_MS = 10_000;
+/** How long a job with events of a business this worker does not serve sleeps before it looks again. */
+export const UNKNOWN_BUSINESS_RECHECK_MS = 5 * 60_000;
+
 /**
- * Parks the job (delayed) until its earliest retry is due or, when events wait for an earlier
- * event of another job, for one recheck period; always throws DelayedError.
+ * Parks the job (delayed) until its earliest retry is due, when events wait for an earlier event
+ * of another job for one recheck period, and when its business holds events back until the pause
+ * ends, room frees or the business is served (woken early by whoever frees it); always throws
+ * DelayedError.
  */
 async function park(
   batch: EventBatch,
   token: string | undefined,
   waiting: readonly BatchedEvent[],
+  held: readonly Held[] = [],
 ): Promise<never> {
   const { job, deps, retryInMs } = batch;
   await batch.keepFinished();
-  const recheck = waiting.length > 0 ? ORDER_RECHECK_MS : Number.POSITIVE_INFINITY;
-  await job.moveToDelayed(Date.now() + Math.min(retryInMs ?? recheck, recheck), token);
+  const now = Date.now();
+  let delay = Math.min(
+    retryInMs ?? Number.POSITIVE_INFINITY,
+    waiting.length > 0 ? ORDER_RECHECK_MS : Number.POSITIVE_INFINITY,
+  );
+  for (const hold of held) {
+    const wait =
+      hold.kind === 'paused'
+        ? hold.until - now
+        : hold.kind === 'room'
+          ? ROOM_RECHECK_MS
+          : UNKNOWN_BUSINESS_RECHECK_MS;
+    delay = Math.min(delay, Math.max(0, wait));
+  }
+  await job.moveToDelayed(now + delay, token);
+  const wake = () => void job.promote().catch(() => undefined);
+  for (const hold of held) {
+    if (hold.kind === 'room') hold.gate.onRoom(wake);
+    else if (hold.kind === 'unknown') batch.waitForBusiness(hold.business, wake);
+  }
   // A head may have left between the check and the park: look once more, and if it is our
   // turn now, promote ourselves instead of sleeping a full recheck period.
   const kinds =
@@ -264,7 +400,7 @@ async function park(
           dedupePrefix: deps.keys.dedupePrefix,
           now: Date.now(),
           events: waiting.map((item) => ({
-            orderKey: deps.keys.order(item.event.conversationId ?? ''),
+            orderKey: batch.depsOf(item).keys.order(item.event.conversationId ?? ''),
             member: batch.member(item),
           })),
         });

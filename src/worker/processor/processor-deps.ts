@@ -16,6 +16,7 @@ import type {
   RulesPort,
   TimerScheduler,
 } from '../ports.js';
+import type { BusinessGate } from './business-gate.js';
 import type { EventSlots } from './event-slots.js';
 
 /**
@@ -48,4 +49,32 @@ export interface EventProcessorDeps {
   onPlanFrozen?: (plan: Plan) => void;
   /** Set when `record.enabled`: keeps the event with its facts and plan (issue 15). */
   recorder?: EventRecorder;
+}
+
+/**
+ * The processor contexts of one shard's batch (issue 26): a batch may hold the events of several
+ * businesses, each run with its business's context. A bridge of one business has one (`of(null)`).
+ */
+export interface BatchDeps {
+  /** What every event of the batch shares: the queues, Redis, slots, settings, log. */
+  readonly shared: EventProcessorDeps;
+  /** The context of a business's events; undefined when this worker does not serve the business. */
+  of(business: string | null): EventProcessorDeps | undefined;
+  /** The business's gate (pauses, fair share) in a bridge of several businesses; undefined otherwise. */
+  gateOf(business: string | null): BusinessGate | undefined;
+  /**
+   * A job whose events wait for a business this worker does not serve: `wake` promotes it once the
+   * business is added (hot reload).
+   */
+  onBusinessAdded(business: string, wake: () => void): void;
+}
+
+/** The batch contexts of a bridge of one business. */
+export function oneBusiness(deps: EventProcessorDeps): BatchDeps {
+  return {
+    shared: deps,
+    of: (business) => (business === null ? deps : undefined),
+    gateOf: () => undefined,
+    onBusinessAdded: () => undefined,
+  };
 }

@@ -88,17 +88,18 @@ describe('receiver of several businesses', () => {
     expect(await post(A, 'whsec-a-1f2e3d')).toMatchObject({ status: 200, outcome: 'duplicate' });
     const all = await jobs();
     expect(all).toHaveLength(2);
-    const batches = all.map((job) => EventBatchDataSchema.parse(job.data));
-    expect(batches.map((batch) => batch.business).sort()).toEqual(['toko-a', 'toko-b']);
-    const keys = batches.flatMap((batch) => batch.events.map((item) => item.event.key));
+    const items = all.flatMap((job) => EventBatchDataSchema.parse(job.data).events);
+    expect(items.map((item) => item.business).sort()).toEqual(['toko-a', 'toko-b']);
+    const keys = items.map((item) => item.event.key);
     expect(new Set(keys).size).toBe(2);
     expect(keys.every((key) => key.startsWith('toko-a:') || key.startsWith('toko-b:'))).toBe(true);
     expect(all.map((job) => job.name).sort()).toEqual(['events:toko-a', 'events:toko-b']);
-    // Each business's dedupe marker lives under its own keys.
+    // Each business's conversation is kept under its own keys.
+    const conversation = items[0]?.event.conversationId ?? '';
     for (const business of [A, B]) {
-      const keysOf = bridgeKeys(prefix, prefix, business.id);
-      expect(await redis.keys(`${keysOf.dedupePrefix}*`)).toHaveLength(1);
+      expect(await redis.zcard(bridgeKeys(prefix, prefix, business.id).order(conversation))).toBe(1);
     }
+    expect(await redis.exists(bridgeKeys(prefix).order(conversation))).toBe(0);
   });
 
   it("quarantines a body it cannot understand under that business's keys only", async () => {

@@ -5,7 +5,7 @@ import { waitFor } from '../../../src/base/wait-for.js';
 import { parseWorkerSettings } from '../../../src/config/config-schema.js';
 import { parseConfigText } from '../../../src/config/load-config.js';
 import type { ConversationEvent } from '../../../src/events/conversation-event.js';
-import { ingestBatch } from '../../../src/queue/ingest-event.js';
+import { ingestItems } from '../../../src/queue/ingest-event.js';
 import { createKeyLayout } from '../../../src/queue/key-layout.js';
 import { rulesPort } from '../../../src/worker/adapters/rules-adapter.js';
 import type { WorkerBusiness } from '../../../src/worker/businesses/worker-business.js';
@@ -107,18 +107,27 @@ describe('a worker of several businesses (real Redis, real BullMQ)', () => {
   }
 
   const layout = () => createKeyLayout({ prefix, shards: 1, tagged: false });
-  /** Stores events as the receiver does for a business: its keys, its id in front of each event key. */
-  const ingest = (business: string, events: ConversationEvent[]) =>
-    ingestBatch(
+  /**
+   * Stores one batch as the receiver does: each event with its business (its conversation keys, its
+   * id in front of the event key); one batch may hold several businesses' events.
+   */
+  const ingestMixed = (items: { business: string; event: ConversationEvent }[]) =>
+    ingestItems(
       {
         redis,
         queue: queue as Queue,
-        keys: layout().forBusiness(business).global,
+        keys: layout().global,
+        keysOf: (business) => layout().forBusiness(business).global,
         dedupeWindowSeconds: 60,
         jobOptions: { attempts: 8 },
       },
-      events.map((event) => ({ ...event, key: `${business}:${event.key}` })),
+      items.map(({ business, event }) => ({
+        business,
+        event: { ...event, key: `${business}:${event.key}` },
+      })),
     );
+  const ingest = (business: string, events: ConversationEvent[]) =>
+    ingestMixed(events.map((event) => ({ business, event })));
 
   it("runs each business's events with its own platform; the same ids are two businesses' events", async () => {
     const a = new FakePlatform();
@@ -133,6 +142,25 @@ describe('a worker of several businesses (real Redis, real BullMQ)', () => {
     });
     expect(a.notes).toEqual([`conv-1: seen ${event.messageId}`]);
     expect(b.notes).toEqual([`conv-1: seen ${event.messageId}`]);
+  });
+
+  it('runs the events of one batch with their own businesses; a paused business holds only its own', async () => {
+    const a = new FakePlatform();
+    const b = new FakePlatform();
+    a.refuseCredentials = true;
+    await start({ 'toko-a': a, 'toko-b': b });
+    const event = makeEvent({ conversationId: 'conv-1' });
+    await ingestMixed([
+      { business: 'toko-a', event },
+      { business: 'toko-b', event },
+      { business: 'toko-b', event: makeEvent({ conversationId: 'conv-2' }) },
+    ]);
+    await waitFor(() => b.notes.length === 2, { timeoutMs: 10_000, what: "toko-b's notes" });
+    expect(a.notes).toHaveLength(0);
+    a.refuseCredentials = false;
+    await waitFor(() => a.notes.length === 1, { timeoutMs: 10_000, what: "toko-a's note after the fix" });
+    expect(b.notes).toHaveLength(2);
+    expect(a.notes).toEqual([`conv-1: seen ${event.messageId}`]);
   });
 
   it("pauses only the business whose platform refuses its credentials; the others' events go on", async () => {

@@ -114,7 +114,7 @@ describe('createKeyLayout', () => {
         [
           shard.keys.order(conversation),
           shard.keys.conversation(conversation),
-          shard.keys.parked,
+          shard.keys.run('toko-a:event-1'),
           `${shard.queuePrefix}:events:wait`,
         ].map(keySlot),
       );
