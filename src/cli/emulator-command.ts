@@ -1,17 +1,22 @@
 import { type Command, Option } from 'commander';
 import { EmulatorError } from '../emulator/emulator-error.js';
-import type { EmulatorOptions } from '../emulator/emulator-options.js';
+import type { BusinessOptions, EmulatorOptions } from '../emulator/emulator-options.js';
 import type { startEmulator } from '../emulator/start-emulator.js';
 import type { WebhookFailure } from '../emulator/webhook-dispatcher.js';
 import { CliError } from './cli-error.js';
+import type { FileBusiness } from './emulator-businesses-file.js';
 import { EXIT } from './exit-codes.js';
 import type { CliIo } from './io.js';
 
 interface EmulatorFlags {
   port: string;
   form: 'current' | 'earlier';
-  businessId: string;
-  secret: string;
+  businessId?: string;
+  secret?: string;
+  /** `--business ID:SECRET[:WEBHOOK_URL]`, repeatable: more businesses. */
+  business?: string[];
+  /** `--businesses FILE`: more businesses, from a YAML or JSON file. */
+  businesses?: string;
   businessName?: string;
   webhookUrl?: string;
   webhookSecret?: string;
@@ -42,6 +47,13 @@ Examples:
   # the earlier form (plain bearer, HTTP error codes, 100/10 requests per minute), seeded
   $ convo-bridge emulator --form earlier --business-id biz-1 --secret s3cret --seed conversations.yaml
 
+  # three businesses on one emulator, each with its own credentials and webhook URL
+  # (admin API and inbox page: ?business=toko-b; the first, toko-a, is the default)
+  $ convo-bridge emulator --business-id toko-a --secret sk-a \
+      --webhook-url http://127.0.0.1:8080/webhooks/toko-a \
+      --business toko-b:sk-b:http://127.0.0.1:8080/webhooks/toko-b \
+      --businesses more-businesses.yaml
+
   # any free port, messages move pending -> sent -> delivered every 500 ms
   $ convo-bridge emulator --port 0 --business-id biz-1 --secret s3cret --delivery 500
 
@@ -54,9 +66,13 @@ stops on Ctrl+C (SIGINT) or SIGTERM.
 Admin API and curl session: docs/emulator.md.
 `;
 
-/** One stderr line per failed webhook attempt: what, where, why, and what happens next. */
-export function describeWebhookFailure(f: WebhookFailure): string {
-  const what = `webhook ${f.deliveryId} ${f.event} (${f.conversationId}) to ${f.url}: attempt ${f.attempt}/${f.maxAttempts} failed: ${f.error}`;
+/**
+ * One stderr line per failed webhook attempt: what, where, why, and what happens next. With
+ * several businesses the line names the business too.
+ */
+export function describeWebhookFailure(f: WebhookFailure, options: { withBusiness?: boolean } = {}): string {
+  const of = options.withBusiness && f.businessId !== undefined ? ` of business ${f.businessId}` : '';
+  const what = `webhook ${f.deliveryId} ${f.event} (${f.conversationId})${of} to ${f.url}: attempt ${f.attempt}/${f.maxAttempts} failed: ${f.error}`;
   if (f.retryInMs !== null) {
     const wait = f.retryInMs < 1000 ? `${f.retryInMs} ms` : `${Math.round(f.retryInMs / 100) / 10} s`;
     return `${what}; retrying in ${wait}`;
@@ -91,8 +107,111 @@ function prefixList(value: string | undefined): string[] {
     .filter((part) => part !== '');
 }
 
-/** Turns the flags into startEmulator options; every mistake is a CliError naming the flag. */
-export function emulatorOptionsFromFlags(flags: EmulatorFlags): EmulatorOptions {
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+const BUSINESS_FLAG_FORM =
+  '--business takes ID:SECRET or ID:SECRET:WEBHOOK_URL, e.g. --business "toko-b:$TOKO_B_SECRET:http://127.0.0.1:8080/webhooks/toko-b"';
+
+/**
+ * `--business toko-b:sk-b[:http://...]`: a business's id, Secret Key and webhook URL (its webhooks
+ * then carry the Secret Key). Neither the id nor the secret may hold a `:` (a --businesses file
+ * may). No message repeats the value: it holds a secret.
+ */
+export function parseBusinessFlag(value: string): BusinessOptions {
+  const colon = value.indexOf(':');
+  const id = colon === -1 ? '' : value.slice(0, colon).trim();
+  const rest = colon === -1 ? '' : value.slice(colon + 1);
+  const next = rest.indexOf(':');
+  const secret = next === -1 ? rest : rest.slice(0, next);
+  const webhookUrl = next === -1 ? undefined : rest.slice(next + 1);
+  if (id === '') throw new CliError(`${BUSINESS_FLAG_FORM}; one has no ID before its first ':'`);
+  if (secret === '') throw new CliError(`${BUSINESS_FLAG_FORM}; --business ${id} has no SECRET`);
+  if (webhookUrl !== undefined && !isHttpUrl(webhookUrl)) {
+    throw new CliError(
+      `--business ${id}: what follows the secret must be an http(s) webhook URL, e.g. ${id}:SECRET:http://127.0.0.1:8080/webhooks/${id} (a secret with ':' in it goes in a --businesses file)`,
+    );
+  }
+  return { businessId: id, secret, ...(webhookUrl === undefined ? {} : { webhook: { url: webhookUrl } }) };
+}
+
+/** Flags that configure the business of --business-id, with the flag each is. */
+const FIRST_BUSINESS_FLAGS = [
+  ['businessName', '--business-name'],
+  ['webhookUrl', '--webhook-url'],
+  ['webhookSecret', '--webhook-secret'],
+  ['handoverWebhookUrl', '--handover-webhook-url'],
+  ['handoverWebhookSecret', '--handover-webhook-secret'],
+  ['seed', '--seed'],
+] as const;
+
+/**
+ * The businesses after the one of --business-id: each --business in order, then the file's. Two
+ * with one id, or one Secret Key, are refused here with the flags or file places that give them.
+ */
+function moreBusinesses(flags: EmulatorFlags, fromFile: readonly FileBusiness[]): BusinessOptions[] {
+  const labelled: { options: BusinessOptions; label: string }[] = [
+    ...(flags.business ?? []).map((value) => {
+      const options = parseBusinessFlag(value);
+      return { options, label: `--business ${options.businessId}` };
+    }),
+    ...fromFile.map((b) => ({ options: b.options, label: `${b.where} (${b.options.businessId})` })),
+  ];
+  const ids = new Map<string, string>();
+  const secrets = new Map<string, string>();
+  if (flags.businessId !== undefined) ids.set(flags.businessId.trim(), '--business-id');
+  if (flags.secret !== undefined) secrets.set(flags.secret, `--secret (${flags.businessId ?? '?'})`);
+  for (const { options, label } of labelled) {
+    const id = options.businessId.trim();
+    const sameId = ids.get(id);
+    if (sameId !== undefined) {
+      throw new CliError(
+        `${label}: business id ${JSON.stringify(id)} is also given by ${sameId}: each business needs its own id`,
+      );
+    }
+    const sameSecret = secrets.get(options.secret);
+    if (sameSecret !== undefined) {
+      throw new CliError(
+        `${label}: its secret is also the secret of ${sameSecret}: give each business its own Secret Key (the earlier form's plain bearer names a business by its key alone)`,
+      );
+    }
+    ids.set(id, label);
+    secrets.set(options.secret, label);
+  }
+  return labelled.map((b) => b.options);
+}
+
+/**
+ * Turns the flags (and the businesses of a --businesses file, read beforehand) into startEmulator
+ * options; every mistake is a CliError naming the flag.
+ */
+export function emulatorOptionsFromFlags(
+  flags: EmulatorFlags,
+  fromFile: readonly FileBusiness[] = [],
+): EmulatorOptions {
+  if (flags.businessId === undefined) {
+    const stray: string[] = FIRST_BUSINESS_FLAGS.filter(([key]) => flags[key] !== undefined).map(
+      ([, flag]) => flag,
+    );
+    if (flags.apiFeature === false) stray.push('--no-api-feature');
+    if (stray.length > 0) {
+      throw new CliError(
+        `${stray.join(', ')} configure${stray.length === 1 ? 's' : ''} the business of --business-id, which is not given: add --business-id and --secret, or use --business ID:SECRET:WEBHOOK_URL or a --businesses file`,
+      );
+    }
+  }
+  const more = moreBusinesses(flags, fromFile);
+  if (flags.businessId === undefined && more.length === 0) {
+    throw new CliError(
+      'no business: give --business-id and --secret, or --business ID:SECRET, or --businesses FILE',
+    );
+  }
   if (flags.webhookSecret !== undefined && flags.webhookUrl === undefined) {
     throw new CliError(
       '--webhook-secret needs --webhook-url (where the webhooks go); without --webhook-secret they carry the --secret key',
@@ -120,8 +239,9 @@ export function emulatorOptionsFromFlags(flags: EmulatorFlags): EmulatorOptions 
   return {
     port: parseInteger(flags.port, '--port', 0, 65_535),
     form: flags.form,
-    businessId: flags.businessId,
-    secret: flags.secret,
+    ...(flags.businessId === undefined ? {} : { businessId: flags.businessId }),
+    ...(flags.secret === undefined ? {} : { secret: flags.secret }),
+    ...(more.length === 0 ? {} : { businesses: more }),
     delivery,
     ...(flags.businessName === undefined ? {} : { businessName: flags.businessName }),
     ...(flags.webhookUrl === undefined
@@ -184,8 +304,20 @@ export function registerEmulatorCommand(program: Command, io: CliIo): void {
     .addOption(
       new Option('--form <form>', 'interface form').choices(['current', 'earlier']).default('current'),
     )
-    .requiredOption('--business-id <id>', 'business id the API accepts')
-    .requiredOption('--secret <key>', 'secret key the API accepts (never printed)')
+    .option(
+      '--business-id <id>',
+      'business id the API accepts (the first business; required unless --business or --businesses names one)',
+    )
+    .option('--secret <key>', 'secret key the API accepts (never printed; required with --business-id)')
+    .option(
+      '--business <id:secret[:webhook-url]>',
+      'one more business with its own id, Secret Key and webhook URL (repeatable; its webhooks carry its Secret Key)',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option(
+      '--businesses <file>',
+      'YAML or JSON file listing more businesses (id, secret, name, webhook_url, webhook_secret, ...; docs/emulator.md)',
+    )
     .option('--business-name <name>', 'business name shown as the sender of API messages')
     .option('--webhook-url <url>', 'where webhook events are sent')
     .option(
@@ -241,21 +373,65 @@ export function registerEmulatorCommand(program: Command, io: CliIo): void {
       'webhook deliveries kept for GET /_emulator/deliveries (default 10000)',
     )
     .addHelpText('after', EXAMPLES)
-    .action((flags: EmulatorFlags) => runEmulator(flags, io));
+    .action((flags: EmulatorFlags, command: Command) => runEmulator(flags, io, command));
+}
+
+/**
+ * --business-id and --secret were required options; they still are unless --business or
+ * --businesses names the businesses, and the message stays the one commander gave.
+ */
+function requireFirstBusiness(flags: EmulatorFlags, command: Command): void {
+  const named = (flags.business ?? []).length > 0 || flags.businesses !== undefined;
+  const missing =
+    flags.businessId === undefined && (flags.secret !== undefined || !named)
+      ? '--business-id <id>'
+      : flags.secret === undefined && flags.businessId !== undefined
+        ? '--secret <key>'
+        : undefined;
+  if (missing === undefined) return;
+  command.error(
+    `error: required option '${missing}' not specified${named || missing === '--secret <key>' ? '' : ' (or name the businesses with --business ID:SECRET or --businesses FILE)'}`,
+    { exitCode: EXIT.invalidInput, code: 'commander.missingMandatoryOptionValue' },
+  );
+}
+
+/** The banner's lines about the businesses, when there are several (never a secret). */
+function describeBusinesses(options: EmulatorOptions): string {
+  const all = [
+    ...(options.businessId === undefined
+      ? []
+      : [{ businessId: options.businessId, webhook: options.webhook }]),
+    ...(options.businesses ?? []),
+  ];
+  if (all.length < 2) return '';
+  const width = Math.max(...all.map((b) => b.businessId.length));
+  const lines = all.map(
+    (b) =>
+      `    ${b.businessId.padEnd(width)}  webhooks: ${b.webhook ? b.webhook.url : `(none; PUT /_emulator/webhook?business=${b.businessId})`}`,
+  );
+  return `  businesses (${all.length}; the admin API and the inbox take ?business=ID, default ${all[0]?.businessId}):\n${lines.join('\n')}\n`;
 }
 
 /** `convo-bridge emulator`: starts the emulator, prints where it listens, and stops it on a signal. */
-async function runEmulator(flags: EmulatorFlags, io: CliIo): Promise<void> {
+async function runEmulator(flags: EmulatorFlags, io: CliIo, command: Command): Promise<void> {
+  requireFirstBusiness(flags, command);
+  const fromFile =
+    flags.businesses === undefined
+      ? []
+      : await (await import('./emulator-businesses-file.js')).loadBusinessesFile(flags.businesses);
+  const base = emulatorOptionsFromFlags(flags, fromFile);
+  const several = (base.businessId === undefined ? 0 : 1) + (base.businesses?.length ?? 0) > 1;
   // Loaded only when asked for (BullMQ and ioredis stay out of the CLI's start-up otherwise).
   const clocks =
     flags.clocksConfig === undefined
       ? undefined
       : await (await import('./bridge-clocks-source.js')).bridgeClocksSource(flags.clocksConfig);
   const options: EmulatorOptions = {
-    ...emulatorOptionsFromFlags(flags),
+    ...base,
     ...(clocks ? { clocks: clocks.clocks } : {}),
     // Failed deliveries were visible only at /_emulator/deliveries (issue 13, item 9).
-    onWebhookFailure: (failure) => io.stderr(`${describeWebhookFailure(failure)}\n`),
+    onWebhookFailure: (failure) =>
+      io.stderr(`${describeWebhookFailure(failure, { withBusiness: several })}\n`),
   };
   let emulator: Awaited<ReturnType<typeof startEmulator>>;
   try {
@@ -277,7 +453,10 @@ async function runEmulator(flags: EmulatorFlags, io: CliIo): Promise<void> {
     `convo-bridge emulator (${emulator.form} form) listening on ${emulator.url}\n` +
       `  inbox:     ${emulator.inboxUrl}\n` +
       `  admin API: ${emulator.adminUrl}\n` +
-      `  webhooks:  ${options.webhook ? options.webhook.url : '(none; set one with PUT /_emulator/webhook)'}\n` +
+      (options.businessId === undefined
+        ? ''
+        : `  webhooks:  ${options.webhook ? options.webhook.url : '(none; set one with PUT /_emulator/webhook)'}\n`) +
+      describeBusinesses(options) +
       'Press Ctrl+C to stop.\n',
   );
   const received = await signal;

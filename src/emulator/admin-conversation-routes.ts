@@ -1,5 +1,5 @@
-import type { Router } from 'express';
-import { adminAction, param, readAdminBody } from './admin-http.js';
+import type { Request, Router } from 'express';
+import { adminAction, param, readAdminBody, selectedAdmin } from './admin-http.js';
 import {
   CreateConversationBody,
   CustomerMessageBody,
@@ -10,13 +10,15 @@ import {
 } from './admin-requests.js';
 import { CONVERSATION_STATUSES, type ConversationStatus } from './conversation-status.js';
 import type { EmulatorAdmin } from './emulator-admin.js';
+import type { EmulatorBusinesses } from './emulator-businesses.js';
 import { EmulatorError } from './emulator-error.js';
 
 /**
  * The admin API's conversations: list, create and read them, play the customer, the AI and the
  * dashboard's agent in them (each step emits its webhook), and move their messages' delivery status.
  */
-export function registerConversationRoutes(router: Router, admin: EmulatorAdmin): void {
+export function registerConversationRoutes(router: Router, businesses: EmulatorBusinesses): void {
+  const admin = (req: Request): EmulatorAdmin => selectedAdmin(businesses, req);
   router.get(
     '/conversations',
     adminAction((req) => {
@@ -28,9 +30,9 @@ export function registerConversationRoutes(router: Router, admin: EmulatorAdmin)
         );
       }
       return {
-        counts: admin.statusCounts(),
-        needHumanTotal: admin.needHumanTotal(),
-        conversations: admin.conversations({ status: status as ConversationStatus | undefined }),
+        counts: admin(req).statusCounts(),
+        needHumanTotal: admin(req).needHumanTotal(),
+        conversations: admin(req).conversations({ status: status as ConversationStatus | undefined }),
       };
     }),
   );
@@ -38,49 +40,49 @@ export function registerConversationRoutes(router: Router, admin: EmulatorAdmin)
     '/conversations',
     adminAction((req) => {
       const input = readAdminBody(CreateConversationBody, req);
-      return admin.createConversation(input);
+      return admin(req).createConversation(input);
     }),
   );
   router.get(
     '/conversations/:id',
-    adminAction((req) => admin.conversation(param(req, 'id'))),
+    adminAction((req) => admin(req).conversation(param(req, 'id'))),
   );
   router.post(
     '/conversations/:id/customer-message',
     adminAction((req) => {
       const input = readAdminBody(CustomerMessageBody, req);
-      return admin.customerMessage(param(req, 'id'), input);
+      return admin(req).customerMessage(param(req, 'id'), input);
     }),
   );
   router.post(
     '/conversations/:id/ai-reply',
-    adminAction((req) => admin.aiReply(param(req, 'id'), readAdminBody(ReplyBody, req).text)),
+    adminAction((req) => admin(req).aiReply(param(req, 'id'), readAdminBody(ReplyBody, req).text)),
   );
   router.post(
     '/conversations/:id/agent-reply',
     adminAction((req) => {
       const input = readAdminBody(ReplyBody, req);
-      return admin.agentReply(param(req, 'id'), input.text, input.agentName);
+      return admin(req).agentReply(param(req, 'id'), input.text, input.agentName);
     }),
   );
   router.post(
     '/conversations/:id/take-over',
-    adminAction((req) => admin.takeOver(param(req, 'id'), readAdminBody(TakeOverBody, req).agentName)),
+    adminAction((req) => admin(req).takeOver(param(req, 'id'), readAdminBody(TakeOverBody, req).agentName)),
   );
-  const simple: [string, (id: string) => unknown][] = [
-    ['return-to-ai', (id) => admin.returnToAi(id)],
-    ['done', (id) => admin.done(id)],
-    ['hand-over', (id) => admin.handOver(id)],
-    ['block', (id) => admin.block(id)],
-    ['skip', (id) => admin.skip(id)],
-    ['read', (id) => admin.markRead(id)],
+  const simple: [string, (req: Request, id: string) => unknown][] = [
+    ['return-to-ai', (req, id) => admin(req).returnToAi(id)],
+    ['done', (req, id) => admin(req).done(id)],
+    ['hand-over', (req, id) => admin(req).handOver(id)],
+    ['block', (req, id) => admin(req).block(id)],
+    ['skip', (req, id) => admin(req).skip(id)],
+    ['read', (req, id) => admin(req).markRead(id)],
   ];
   for (const [name, run] of simple) {
     router.post(
       `/conversations/:id/${name}`,
       adminAction((req) => {
         readAdminBody(EmptyBody, req);
-        return run(param(req, 'id'));
+        return run(req, param(req, 'id'));
       }),
     );
   }
@@ -91,11 +93,11 @@ export function registerConversationRoutes(router: Router, admin: EmulatorAdmin)
       const id = Number(param(req, 'id'));
       if (!Number.isInteger(id))
         throw new EmulatorError('EMULATOR_BAD_REQUEST', 'message id must be an integer (the history `id`)');
-      return admin.setDeliveryStatus(id, readAdminBody(DeliveryStatusBody, req).status);
+      return admin(req).setDeliveryStatus(id, readAdminBody(DeliveryStatusBody, req).status);
     }),
   );
   router.post(
     '/delivery/advance',
-    adminAction(() => ({ moved: admin.advanceDelivery() })),
+    adminAction((req) => ({ moved: admin(req).advanceDelivery() })),
   );
 }

@@ -2,27 +2,47 @@ import express, { type NextFunction, type Request, type Response, Router } from 
 import { describeError } from '../base/errors.js';
 import { registerConversationRoutes } from './admin-conversation-routes.js';
 import { registerFaultRoutes } from './admin-fault-routes.js';
-import { adminAction, isForm, readAdminBody, redirectTarget } from './admin-http.js';
+import {
+  adminAction,
+  isForm,
+  namesEveryBusiness,
+  readAdminBody,
+  redirectTarget,
+  selectedAdmin,
+} from './admin-http.js';
 import { registerInboxRoute } from './admin-inbox-route.js';
 import { PlanBody, ResetBody } from './admin-requests.js';
 import { registerWebhookRoutes } from './admin-webhook-routes.js';
 import type { EmulatorAdmin } from './emulator-admin.js';
+import type { EmulatorBusinesses } from './emulator-businesses.js';
 import { EmulatorError } from './emulator-error.js';
 import { escapeHtml } from './escape-html.js';
 import { INBOX_PATH } from './inbox-page.js';
 
-/** The emulator as a whole: its summary, a reset, the platform API's request log, the business's plan. */
-function registerStateRoutes(router: Router, admin: EmulatorAdmin): void {
+/**
+ * A business as a whole (the first unless the request names one): its summary, a reset, its
+ * platform API request log, its plan; and the list of the businesses the emulator hosts.
+ */
+function registerStateRoutes(router: Router, businesses: EmulatorBusinesses): void {
+  const admin = (req: Request): EmulatorAdmin => selectedAdmin(businesses, req);
+  router.get(
+    '/businesses',
+    adminAction(() => ({ default: businesses.first.businessId, businesses: businesses.listing() })),
+  );
   router.get(
     '/state',
-    adminAction(() => admin.summary()),
+    adminAction((req) => admin(req).summary()),
   );
   router.post(
     '/reset',
     adminAction(async (req) => {
       const { empty } = readAdminBody(ResetBody, req);
-      await admin.reset({ empty: empty ?? false });
-      return admin.summary();
+      if (namesEveryBusiness(req)) {
+        await businesses.reset({ empty: empty ?? false });
+        return { businesses: businesses.listing() };
+      }
+      await admin(req).reset({ empty: empty ?? false });
+      return admin(req).summary();
     }),
   );
   router.get(
@@ -30,7 +50,7 @@ function registerStateRoutes(router: Router, admin: EmulatorAdmin): void {
     adminAction((req) => {
       const limit = typeof req.query.limit === 'string' ? Number(req.query.limit) : undefined;
       return {
-        requests: admin.requests(
+        requests: admin(req).requests(
           limit !== undefined && Number.isInteger(limit) && limit >= 0 ? limit : undefined,
         ),
       };
@@ -39,8 +59,13 @@ function registerStateRoutes(router: Router, admin: EmulatorAdmin): void {
   router.put(
     '/plan',
     adminAction((req) => {
-      admin.setApiFeature(readAdminBody(PlanBody, req).apiFeature);
-      return { apiFeature: admin.apiFeature };
+      const { apiFeature } = readAdminBody(PlanBody, req);
+      if (namesEveryBusiness(req)) {
+        businesses.setApiFeature(apiFeature);
+        return { apiFeature };
+      }
+      admin(req).setApiFeature(apiFeature);
+      return { apiFeature: admin(req).apiFeature };
     }),
   );
 }
@@ -81,17 +106,19 @@ function answerAdminError(error: unknown, req: Request, res: Response, _next: Ne
 /**
  * The admin API under /_emulator/ (no platform authentication: it is the test harness's and the
  * inbox page's door into the emulator). JSON in and out; the inbox page's plain HTML forms post
- * url-encoded bodies to the same endpoints and are redirected back to the page (303).
+ * url-encoded bodies to the same endpoints and are redirected back to the page (303). Every
+ * endpoint acts on the business named by `?business=ID` or `X-Emulator-Business`, the first by
+ * default (admin-http.ts, `selectedAdmin`).
  */
-export function createAdminRouter(admin: EmulatorAdmin): Router {
+export function createAdminRouter(businesses: EmulatorBusinesses): Router {
   const router = Router();
   router.use(express.json({ limit: '1mb' }));
   router.use(express.urlencoded({ extended: false, limit: '1mb' }));
-  registerStateRoutes(router, admin);
-  registerConversationRoutes(router, admin);
-  registerWebhookRoutes(router, admin);
-  registerFaultRoutes(router, admin);
-  registerInboxRoute(router, admin);
+  registerStateRoutes(router, businesses);
+  registerConversationRoutes(router, businesses);
+  registerWebhookRoutes(router, businesses);
+  registerFaultRoutes(router, businesses);
+  registerInboxRoute(router, businesses);
   router.use(answerUnknownEndpoint);
   router.use(answerAdminError);
   return router;

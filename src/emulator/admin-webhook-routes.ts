@@ -1,63 +1,68 @@
-import type { Router } from 'express';
-import { adminAction, param, readAdminBody } from './admin-http.js';
+import type { Request, Router } from 'express';
+import { adminAction, param, readAdminBody, selectedAdmin } from './admin-http.js';
 import { WebhookBody } from './admin-requests.js';
 import type { EmulatorAdmin } from './emulator-admin.js';
+import type { EmulatorBusinesses } from './emulator-businesses.js';
 
 /**
  * The admin API's webhooks: the deliveries and their attempts (and redelivering one), where the
  * message webhooks go, and the agent's separate hand-over address.
  */
-export function registerWebhookRoutes(router: Router, admin: EmulatorAdmin): void {
+export function registerWebhookRoutes(router: Router, businesses: EmulatorBusinesses): void {
+  const admin = (req: Request): EmulatorAdmin => selectedAdmin(businesses, req);
   router.get(
     '/deliveries',
-    adminAction(() => ({ deliveries: admin.deliveries() })),
+    adminAction((req) => ({ deliveries: admin(req).deliveries() })),
   );
   router.get(
     '/deliveries/:id',
-    adminAction((req) => admin.delivery(param(req, 'id'))),
+    adminAction((req) => admin(req).delivery(param(req, 'id'))),
   );
   router.post(
     '/deliveries/:id/redeliver',
-    adminAction((req) => admin.redeliver(param(req, 'id'))),
+    adminAction((req) => admin(req).redeliver(param(req, 'id'))),
   );
   router.get(
     '/delivery-log',
-    adminAction(() => ({ attempts: admin.deliveryLog() })),
+    adminAction((req) => ({ attempts: admin(req).deliveryLog() })),
   );
   router.get(
     '/webhook',
-    adminAction(() => ({ webhook: admin.webhook() })),
+    adminAction((req) => ({ webhook: admin(req).webhook() })),
   );
   router.put(
     '/webhook',
     adminAction((req) => {
-      admin.setWebhook(readAdminBody(WebhookBody, req));
-      return { webhook: admin.webhook() };
+      admin(req).setWebhook(readAdminBody(WebhookBody, req));
+      return { webhook: admin(req).webhook() };
     }),
   );
   router.delete(
     '/webhook',
-    adminAction(() => {
-      admin.setWebhook(undefined);
+    adminAction((req) => {
+      admin(req).setWebhook(undefined);
       return { webhook: null };
     }),
   );
 
   router.get(
     '/handover-webhook',
-    adminAction(() => ({ handoverWebhook: admin.handoverWebhook(), deliveries: admin.handoverDeliveries() })),
+    adminAction((req) => ({
+      handoverWebhook: admin(req).handoverWebhook(),
+      deliveries: admin(req).handoverDeliveries(),
+    })),
   );
   router.put(
     '/handover-webhook',
     adminAction((req) => {
-      admin.setHandoverWebhook(readAdminBody(WebhookBody, req));
-      return { handoverWebhook: admin.handoverWebhook() };
+      admin(req).setHandoverWebhook(readAdminBody(WebhookBody, req));
+      return { handoverWebhook: admin(req).handoverWebhook() };
     }),
   );
   router.delete(
     '/handover-webhook',
-    adminAction(() => {
-      admin.setHandoverWebhook(undefined);
+    adminAction((req) => {
+      admin(req).setHandoverWebhook(undefined);
       return { handoverWebhook: null };
     }),
   );

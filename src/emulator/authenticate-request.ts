@@ -27,28 +27,28 @@ export interface AuthenticateOptions {
   readonly allowMerchantHeaders: boolean;
 }
 
-function header(headers: HeaderBag, name: string): string | undefined {
+export function header(headers: HeaderBag, name: string): string | undefined {
   const value = headers[name];
   const first = typeof value === 'string' ? value : value?.[0];
   return first === undefined ? undefined : first.trim();
 }
 
 /** Constant-time string comparison (hashing first makes the lengths equal). */
-function sameSecret(given: string, expected: string): boolean {
+export function sameSecret(given: string, expected: string): boolean {
   const a = createHash('sha256').update(given).digest();
   const b = createHash('sha256').update(expected).digest();
   return timingSafeEqual(a, b);
 }
 
 /** The token of `Bearer <token>`; undefined for anything else, including `Bearer` without a space. */
-function bearerToken(authorization: string): string | undefined {
+export function bearerToken(authorization: string): string | undefined {
   const match = /^bearer +(\S+)$/i.exec(authorization);
   return match?.[1];
 }
 
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
-function decodeBusinessBearer(token: string): { businessId: string; secret: string } | undefined {
+export function decodeBusinessBearer(token: string): { businessId: string; secret: string } | undefined {
   if (!BASE64.test(token)) return undefined;
   const decoded = Buffer.from(token, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');

@@ -13,7 +13,7 @@ import type { ApiForm } from './channels.js';
 import type { ConversationStatus } from './conversation-status.js';
 import { DeliveryProgress } from './delivery-progress.js';
 import { EmulatorError } from './emulator-error.js';
-import type { ResolvedEmulatorOptions } from './emulator-options.js';
+import type { ResolvedBusiness, ResolvedEmulatorOptions } from './emulator-options.js';
 import {
   type DeliveryStatus,
   EmulatorState,
@@ -51,13 +51,25 @@ export interface CustomerMessageInput {
   readonly senderName?: string | undefined;
 }
 
+/** How a business's admin finds the other businesses of its emulator (emulator-businesses.ts). */
+export interface BusinessLookup {
+  /** The admin of business `id`; throws EMULATOR_NOT_FOUND naming the hosted ids when there is none. */
+  get(id: string): EmulatorAdmin;
+  /** Every hosted business id, the first (the default) first. */
+  ids(): readonly string[];
+}
+
 /**
- * The emulator's control surface: everything the admin HTTP API (/_emulator/) does, callable from
- * tests in-process. It owns the state and the machinery around it (delivery progress, webhooks,
- * faults, rate limits, the request log) and is the composition root the HTTP adapters share.
+ * The control surface of one business of the emulator: everything the admin HTTP API
+ * (/_emulator/) does for it, callable from tests in-process. It owns the business's state and the
+ * machinery around it (delivery progress, webhooks, faults, rate limits, the request log); two
+ * businesses share none of it (issue 26, item 5). `startEmulator` hands out the first business's
+ * admin; `business(id)` reaches the others.
  */
 export class EmulatorAdmin {
   readonly form: ApiForm;
+  /** The Business ID this admin speaks for. */
+  readonly businessId: string;
   private readonly state: EmulatorState;
   private readonly progress: DeliveryProgress;
   private readonly dispatcher: WebhookDispatcher;
@@ -74,10 +86,14 @@ export class EmulatorAdmin {
 
   constructor(
     private readonly options: ResolvedEmulatorOptions,
+    private readonly account: ResolvedBusiness,
     private readonly initialSeed: SeedData | undefined,
+    private readonly lookup: BusinessLookup,
   ) {
     this.form = options.form;
-    this.webhookTarget = options.webhook;
+    this.businessId = account.id;
+    this.webhookTarget = account.webhook;
+    const onWebhookFailure = options.onWebhookFailure;
     // Tick-mode progress runs on timers, so it follows the wall clock, not an injected one.
     this.progress = new DeliveryProgress(options.delivery, options.finalDeliveryStatus, Date.now);
     this.dispatcher = new WebhookDispatcher({
@@ -85,10 +101,13 @@ export class EmulatorAdmin {
       retryDelaysMs: options.webhookRetryDelaysMs,
       timeoutMs: options.webhookTimeoutMs,
       logSize: options.deliveryLogSize,
-      onFailure: options.onWebhookFailure,
+      onFailure:
+        onWebhookFailure === undefined
+          ? undefined
+          : (failure) => onWebhookFailure({ ...failure, businessId: account.id }),
     });
-    this.handoverTarget = options.handoverWebhook;
-    this.apiFeatureOn = options.apiFeature;
+    this.handoverTarget = account.handoverWebhook;
+    this.apiFeatureOn = account.apiFeature;
     this.handoverDispatcher = new WebhookDispatcher({
       target: () => this.handoverTarget,
       retryDelaysMs: options.webhookRetryDelaysMs,
@@ -97,12 +116,12 @@ export class EmulatorAdmin {
     });
     const webhookContext = {
       form: options.form,
-      business: this.business,
+      business: this.identity,
       owner: options.owner,
       ai: options.ai,
     };
     this.state = new EmulatorState({
-      business: this.business,
+      business: this.identity,
       ai: options.ai,
       defaultAgentName: options.defaultAgentName,
       aiMarksHandled: options.aiMarksHandled,
@@ -138,8 +157,34 @@ export class EmulatorAdmin {
     if (initialSeed) applySeedData(this.state, initialSeed, options.now());
   }
 
-  private get business(): { id: string; name: string } {
-    return { id: this.options.businessId, name: this.options.businessName };
+  private get identity(): { id: string; name: string } {
+    return { id: this.account.id, name: this.account.name };
+  }
+
+  // ---- the other businesses of the emulator ----
+
+  /**
+   * The admin of another business of this emulator (or of this one), e.g.
+   * `emulator.admin.business('toko-b').customerMessage(...)`. Throws EMULATOR_NOT_FOUND for an id
+   * the emulator does not host.
+   */
+  business(id: string): EmulatorAdmin {
+    return this.lookup.get(id);
+  }
+
+  /** Every business id the emulator hosts, the first (the admin API's default) first. */
+  businessIds(): readonly string[] {
+    return this.lookup.ids();
+  }
+
+  /** The business's name (sender of its API messages, `bisnis.name` in its webhooks). */
+  get businessName(): string {
+    return this.account.name;
+  }
+
+  /** @internal The configured Business ID and Secret Key: who a request's credentials name. */
+  businessKey(): { businessId: string; secret: string } {
+    return { businessId: this.account.id, secret: this.account.secret };
   }
 
   // ---- used by the HTTP adapters ----
@@ -175,7 +220,7 @@ export class EmulatorAdmin {
   summary() {
     return {
       form: this.form,
-      business: this.business,
+      business: this.identity,
       conversations: this.state.listConversations().length,
       statusCounts: this.state.countByStatus(),
       needHumanTotal: this.state.needHumanTotal(),
@@ -318,7 +363,7 @@ export class EmulatorAdmin {
   /** Where webhooks go; without a secret they carry the Secret Key, as the interface says. */
   setWebhook(target: { url: string; secret?: string | undefined } | undefined): void {
     this.webhookTarget =
-      target === undefined ? undefined : { url: target.url, secret: target.secret ?? this.options.secret };
+      target === undefined ? undefined : { url: target.url, secret: target.secret ?? this.account.secret };
   }
 
   deliveries(): DeliveryRecord[] {
@@ -334,7 +379,7 @@ export class EmulatorAdmin {
   /** The agent's hand-over address; without a secret the calls carry the Secret Key. */
   setHandoverWebhook(target: { url: string; secret?: string | undefined } | undefined): void {
     this.handoverTarget =
-      target === undefined ? undefined : { url: target.url, secret: target.secret ?? this.options.secret };
+      target === undefined ? undefined : { url: target.url, secret: target.secret ?? this.account.secret };
   }
 
   /** Deliveries to the hand-over address (kept apart from the message webhooks). */
@@ -417,7 +462,7 @@ export class EmulatorAdmin {
   }
 
   private credentials(): PlatformCredentials {
-    return { businessId: this.options.businessId, secret: this.stormSecret ?? this.options.secret };
+    return { businessId: this.account.id, secret: this.stormSecret ?? this.account.secret };
   }
 
   // ---- lifecycle ----
@@ -437,9 +482,9 @@ export class EmulatorAdmin {
     this.limiter.clear();
     this.requestLog.clear();
     this.requestSeq = 0;
-    this.webhookTarget = this.options.webhook;
-    this.handoverTarget = this.options.handoverWebhook;
-    this.apiFeatureOn = this.options.apiFeature;
+    this.webhookTarget = this.account.webhook;
+    this.handoverTarget = this.account.handoverWebhook;
+    this.apiFeatureOn = this.account.apiFeature;
     if (this.initialSeed && !options.empty) applySeedData(this.state, this.initialSeed, this.options.now());
   }
 

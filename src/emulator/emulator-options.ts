@@ -18,6 +18,30 @@ function isHttpUrl(value: string): boolean {
 const nonEmpty = z.string().trim().min(1);
 const positiveInt = z.number().int().positive();
 
+function webhookTarget(name: string) {
+  return z.strictObject({
+    url: z.string().refine(isHttpUrl, { error: `${name}.url must be an http(s) URL` }),
+    secret: nonEmpty.optional(),
+  });
+}
+
+/**
+ * One business the emulator hosts: what the platform's dashboard settings hold for an account
+ * (Business ID, Secret Key, name, webhook addresses, plan) and the conversations it starts with.
+ */
+export const BusinessOptionsSchema = z.strictObject({
+  businessId: nonEmpty,
+  secret: nonEmpty,
+  /** Sender name of its API messages and `bisnis.name` in its webhooks (default: its id). */
+  businessName: nonEmpty.optional(),
+  webhook: webhookTarget('webhook').optional(),
+  handoverWebhook: webhookTarget('handoverWebhook').optional(),
+  apiFeature: z.boolean().default(true),
+  seedData: z.unknown().optional(),
+  seedFile: nonEmpty.optional(),
+});
+export type BusinessOptions = z.input<typeof BusinessOptionsSchema>;
+
 /**
  * Options of `startEmulator` (and, through the CLI, of `convo-bridge emulator`). Validated once here;
  * everything inside uses the resolved shape.
@@ -28,9 +52,13 @@ export const EmulatorOptionsSchema = z.strictObject({
   /** Interface to listen on. Loopback by default; the emulator is a test tool. */
   host: nonEmpty.default('127.0.0.1'),
   form: z.enum(['current', 'earlier']).default('current'),
-  businessId: nonEmpty,
-  secret: nonEmpty,
-  businessName: nonEmpty.default('Toko Emulator'),
+  /**
+   * The first business (the only one unless `businesses` adds more): its id and Secret Key, and
+   * below its name, webhooks, plan and seed. Without them, `businesses[0]` is the first business.
+   */
+  businessId: nonEmpty.optional(),
+  secret: nonEmpty.optional(),
+  businessName: nonEmpty.optional(),
   /** The account owner, `message.user` in webhooks. */
   owner: z.strictObject({ id: nonEmpty, name: nonEmpty }).default({ id: 'user-1', name: 'Pemilik Toko' }),
   /** The AI agent: replies are signed `<name> - <label>`; webhooks carry `{name, id}`. */
@@ -51,27 +79,23 @@ export const EmulatorOptionsSchema = z.strictObject({
    * Key, since "webhook calls to the customer's system carry the Secret Key" (interface,
    * "Authentication" rule 3). A separate value stands for a dashboard that sets its own.
    */
-  webhook: z
-    .strictObject({
-      url: z.string().refine(isHttpUrl, { error: 'webhook.url must be an http(s) URL' }),
-      secret: nonEmpty.optional(),
-    })
-    .optional(),
+  webhook: webhookTarget('webhook').optional(),
   /**
    * The agent's separate hand-over address, called when the AI hands a conversation to a human
    * (interface, "Events"); `secret` defaults to the Secret Key as for `webhook`.
    */
-  handoverWebhook: z
-    .strictObject({
-      url: z.string().refine(isHttpUrl, { error: 'handoverWebhook.url must be an http(s) URL' }),
-      secret: nonEmpty.optional(),
-    })
-    .optional(),
+  handoverWebhook: webhookTarget('handoverWebhook').optional(),
   /**
-   * The business's plan includes the API feature. `false`: every authenticated API call is refused
-   * with rc 403 and the platform's text (webhook-payloads.md §3, "Paket user tidak memiliki fitur API").
+   * The business's plan includes the API feature (default true). `false`: every authenticated API
+   * call is refused with rc 403 and the platform's text (webhook-payloads.md §3, "Paket user tidak
+   * memiliki fitur API").
    */
-  apiFeature: z.boolean().default(true),
+  apiFeature: z.boolean().optional(),
+  /**
+   * More businesses on the same emulator (issue 26, item 5), each with its own credentials,
+   * webhooks, plan, seed and conversations. They come after the business of `businessId`.
+   */
+  businesses: z.array(BusinessOptionsSchema).optional(),
   /** Delays before webhook attempts 2, 3 and 4 (the spec does not show them). */
   webhookRetryDelaysMs: z.array(z.number().int().min(0).max(600_000)).length(3).default([1000, 5000, 25_000]),
   webhookTimeoutMs: positiveInt.max(600_000).default(5000),
@@ -125,18 +149,39 @@ export const EmulatorOptionsSchema = z.strictObject({
 });
 export type EmulatorOptions = z.input<typeof EmulatorOptionsSchema>;
 
+/** One business as everything inside uses it: defaults applied, webhook secrets resolved. */
+export interface ResolvedBusiness {
+  readonly id: string;
+  readonly secret: string;
+  readonly name: string;
+  readonly webhook: WebhookTarget | undefined;
+  readonly handoverWebhook: WebhookTarget | undefined;
+  readonly apiFeature: boolean;
+  readonly seedData: unknown;
+  readonly seedFile: string | undefined;
+}
+
+/** The fields of the schema that belong to one business; resolved into `businesses`. */
+type BusinessFields =
+  | 'businessId'
+  | 'secret'
+  | 'businessName'
+  | 'webhook'
+  | 'handoverWebhook'
+  | 'apiFeature'
+  | 'seedData'
+  | 'seedFile'
+  | 'businesses';
+
 /**
  * The options as everything inside uses them: the schema's output with its defaults, and the few
- * fields resolved here (webhook secrets, the form's rate limit, the delivery mode, the seed, the
+ * fields resolved here (the businesses, the form's rate limit, the delivery mode, the seed, the
  * clock). A new option needs only its line in the schema.
  */
 export type ResolvedEmulatorOptions = Readonly<
-  Omit<
-    z.output<typeof EmulatorOptionsSchema>,
-    'webhook' | 'handoverWebhook' | 'rateLimit' | 'delivery' | 'seed' | 'now'
-  > & {
-    webhook: WebhookTarget | undefined;
-    handoverWebhook: WebhookTarget | undefined;
+  Omit<z.output<typeof EmulatorOptionsSchema>, BusinessFields | 'rateLimit' | 'delivery' | 'seed' | 'now'> & {
+    /** Every business, the first (the default of the admin API) first; never empty. */
+    businesses: readonly ResolvedBusiness[];
     rateLimit: RateLimitConfig | undefined;
     delivery: DeliveryMode;
     seed: number;
@@ -151,6 +196,100 @@ export const EARLIER_FORM_RATE_LIMIT: RateLimitConfig = {
   windowMs: 60_000,
 };
 
+/** The first business's name when none is given (one business: as it always was). */
+const FIRST_BUSINESS_NAME = 'Toko Emulator';
+
+function invalid(details: string, cause?: unknown): EmulatorError {
+  return new EmulatorError('EMULATOR_OPTIONS_INVALID', `invalid emulator options: ${details}`, { cause });
+}
+
+function resolveTarget(
+  target: { url: string; secret?: string | undefined } | undefined,
+  secret: string,
+): WebhookTarget | undefined {
+  // Without a secret of its own, a webhook carries the business's Secret Key (interface,
+  // "Authentication" rule 3).
+  return target === undefined ? undefined : { url: target.url, secret: target.secret ?? secret };
+}
+
+type ParsedOptions = z.output<typeof EmulatorOptionsSchema>;
+
+/**
+ * The businesses in order: the one of the top-level `businessId` first (when given), then
+ * `businesses`. Refuses a half-given first business, top-level business fields without
+ * `businessId`, no business at all, and two businesses with the same id or the same Secret Key
+ * (the earlier form's plain bearer names a business by its Secret Key alone, so keys must differ).
+ */
+function resolveBusinesses(o: ParsedOptions): ResolvedBusiness[] {
+  const out: ResolvedBusiness[] = [];
+  if (o.businessId !== undefined || o.secret !== undefined) {
+    if (o.businessId === undefined || o.secret === undefined) {
+      throw invalid(
+        `give businessId and secret together (got only ${o.businessId === undefined ? 'secret' : 'businessId'})`,
+      );
+    }
+    out.push({
+      id: o.businessId,
+      secret: o.secret,
+      name: o.businessName ?? FIRST_BUSINESS_NAME,
+      webhook: resolveTarget(o.webhook, o.secret),
+      handoverWebhook: resolveTarget(o.handoverWebhook, o.secret),
+      apiFeature: o.apiFeature ?? true,
+      seedData: o.seedData,
+      seedFile: o.seedFile,
+    });
+  } else {
+    const stray = (
+      ['businessName', 'webhook', 'handoverWebhook', 'apiFeature', 'seedData', 'seedFile'] as const
+    ).filter((key) => o[key] !== undefined);
+    if (stray.length > 0) {
+      throw invalid(
+        `${stray.join(', ')} belong${stray.length === 1 ? 's' : ''} to the business of businessId, which is not given: add businessId and secret, or move ${stray.length === 1 ? 'it' : 'them'} into a businesses entry`,
+      );
+    }
+  }
+  for (const b of o.businesses ?? []) {
+    out.push({
+      id: b.businessId,
+      secret: b.secret,
+      name: b.businessName ?? (out.length === 0 ? FIRST_BUSINESS_NAME : b.businessId),
+      webhook: resolveTarget(b.webhook, b.secret),
+      handoverWebhook: resolveTarget(b.handoverWebhook, b.secret),
+      apiFeature: b.apiFeature,
+      seedData: b.seedData,
+      seedFile: b.seedFile,
+    });
+  }
+  if (out.length === 0) {
+    throw invalid('no business: give businessId and secret, or a businesses list with at least one entry');
+  }
+  const where = (index: number) =>
+    o.businessId !== undefined
+      ? index === 0
+        ? 'businessId'
+        : `businesses.${index - 1}`
+      : `businesses.${index}`;
+  const ids = new Map<string, number>();
+  const secrets = new Map<string, number>();
+  out.forEach((business, index) => {
+    const sameId = ids.get(business.id);
+    if (sameId !== undefined) {
+      throw invalid(
+        `${where(index)}: business id ${JSON.stringify(business.id)} is already used by ${where(sameId)}: each business needs its own id`,
+      );
+    }
+    const sameSecret = secrets.get(business.secret);
+    if (sameSecret !== undefined) {
+      throw invalid(
+        `${where(index)}: its secret is also the secret of ${where(sameSecret)}: give each business its own Secret Key (the earlier form's plain bearer names a business by its key alone)`,
+      );
+    }
+    ids.set(business.id, index);
+    secrets.set(business.secret, index);
+  });
+  return out;
+}
+
 export function resolveEmulatorOptions(input: unknown): ResolvedEmulatorOptions {
   const parsed = EmulatorOptionsSchema.safeParse(input);
   if (!parsed.success) {
@@ -158,11 +297,21 @@ export function resolveEmulatorOptions(input: unknown): ResolvedEmulatorOptions 
       .slice(0, 5)
       .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : 'options'}: ${issue.message}`)
       .join('; ');
-    throw new EmulatorError('EMULATOR_OPTIONS_INVALID', `invalid emulator options: ${details}`, {
-      cause: parsed.error,
-    });
+    throw invalid(details, parsed.error);
   }
-  const o = parsed.data;
+  const {
+    businessId: _id,
+    secret: _secret,
+    businessName: _name,
+    webhook: _webhook,
+    handoverWebhook: _handover,
+    apiFeature: _apiFeature,
+    seedData: _seedData,
+    seedFile: _seedFile,
+    businesses: _businesses,
+    ...o
+  } = parsed.data;
+  const businesses = resolveBusinesses(parsed.data);
   const rateLimit =
     o.rateLimit === false
       ? undefined
@@ -173,12 +322,7 @@ export function resolveEmulatorOptions(input: unknown): ResolvedEmulatorOptions 
       : { kind: 'tick', stepMs: o.delivery.stepMs };
   return {
     ...o,
-    webhook:
-      o.webhook === undefined ? undefined : { url: o.webhook.url, secret: o.webhook.secret ?? o.secret },
-    handoverWebhook:
-      o.handoverWebhook === undefined
-        ? undefined
-        : { url: o.handoverWebhook.url, secret: o.handoverWebhook.secret ?? o.secret },
+    businesses,
     rateLimit,
     delivery,
     seed: o.seed ?? randomInt(0, 0xffff_ffff),

@@ -64,15 +64,26 @@ export interface FaultPlan {
 
 const NO_FAULT: FaultPlan = { latencyBeforeMs: 0, latencyAfterMs: 0, failure: undefined, fired: [] };
 
+export interface FaultRegistryOptions {
+  /** Fault ids are `<idPrefix>-<n>` (default `fault`). */
+  readonly idPrefix?: string;
+  /** Where the faults are listed, for the error about an unknown id (default `GET /_emulator/faults`). */
+  readonly listedAt?: string;
+}
+
 export class FaultRegistry {
   private faults: ActiveFault[] = [];
   private random: () => number;
   private counter = 0;
   private seedValue: number;
+  private readonly idPrefix: string;
+  private readonly listedAt: string;
 
-  constructor(seed: number) {
+  constructor(seed: number, options: FaultRegistryOptions = {}) {
     this.seedValue = seed;
     this.random = createSeededRandom(seed);
+    this.idPrefix = options.idPrefix ?? 'fault';
+    this.listedAt = options.listedAt ?? 'GET /_emulator/faults';
   }
 
   get seed(): number {
@@ -97,7 +108,7 @@ export class FaultRegistry {
       );
     }
     this.counter += 1;
-    const fault: ActiveFault = { ...parsed.data, id: `fault-${this.counter}`, fired: 0 };
+    const fault: ActiveFault = { ...parsed.data, id: `${this.idPrefix}-${this.counter}`, fired: 0 };
     this.faults.push(fault);
     return fault;
   }
@@ -108,7 +119,7 @@ export class FaultRegistry {
     if (this.faults.length === before) {
       throw new EmulatorError(
         'EMULATOR_NOT_FOUND',
-        `fault ${JSON.stringify(id)} does not exist: list them with GET /_emulator/faults`,
+        `fault ${JSON.stringify(id)} does not exist: list them with ${this.listedAt}`,
       );
     }
   }
@@ -123,9 +134,11 @@ export class FaultRegistry {
 
   /**
    * Decides the faults of one request. Every fault that matches the endpoint draws exactly one
-   * number, so a given seed and request sequence always gives the same plan.
+   * number, so a given seed and request sequence always gives the same plan. With `failureTaken`
+   * (another registry's failure already answers this request), failures here neither answer nor
+   * count as fired, as a second failure of one registry does not.
    */
-  decide(endpoint: EndpointName): FaultPlan {
+  decide(endpoint: EndpointName, failureTaken = false): FaultPlan {
     if (this.faults.length === 0) return NO_FAULT;
     let latencyBeforeMs = 0;
     let latencyAfterMs = 0;
@@ -138,7 +151,7 @@ export class FaultRegistry {
       if (fault.type === 'latency') {
         if (fault.mode === 'before') latencyBeforeMs += fault.latencyMs;
         else latencyAfterMs += fault.latencyMs;
-      } else if (failure === undefined) {
+      } else if (failure === undefined && !failureTaken) {
         failure = fault;
       } else {
         continue;
@@ -151,4 +164,19 @@ export class FaultRegistry {
     }
     return { latencyBeforeMs, latencyAfterMs, failure, fired };
   }
+}
+
+/**
+ * One request's plan from two registries (a business's own faults, then those set for every
+ * business): latencies add up, the first failure wins, both lists of fired faults are kept.
+ */
+export function mergeFaultPlans(first: FaultPlan, second: FaultPlan): FaultPlan {
+  if (second.fired.length === 0) return first;
+  if (first.fired.length === 0) return second;
+  return {
+    latencyBeforeMs: first.latencyBeforeMs + second.latencyBeforeMs,
+    latencyAfterMs: first.latencyAfterMs + second.latencyAfterMs,
+    failure: first.failure ?? second.failure,
+    fired: [...first.fired, ...second.fired],
+  };
 }

@@ -24,13 +24,25 @@ export interface InboxPageModel {
   readonly clocks?: InboxClocks | null | undefined;
   /** Now on the emulator's clock (ms), for the platform's own reply window. */
   readonly nowMs?: number | undefined;
+  /** The businesses the emulator hosts; with more than one, the page shows a selector. */
+  readonly businesses?: readonly { readonly id: string; readonly name: string }[] | undefined;
+  /**
+   * The business shown, when it is not the first (the default): every link and form of the page
+   * names it, so the page stays on it.
+   */
+  readonly business?: string | null | undefined;
 }
 
 export const INBOX_PATH = '/_emulator/inbox';
 const ADMIN = '/_emulator';
 
-function inboxHref(status: ConversationStatus | null, conversationId?: string): string {
+function inboxHref(
+  business: string | null | undefined,
+  status: ConversationStatus | null,
+  conversationId?: string,
+): string {
   const params = new URLSearchParams();
+  if (business !== null && business !== undefined) params.set('business', business);
   if (status !== null) params.set('status', status);
   if (conversationId !== undefined) params.set('c', conversationId);
   const query = params.toString();
@@ -49,7 +61,19 @@ const ORIGIN_LABEL: Record<MessageView['origin'], string> = {
   note: 'Catatan internal',
 };
 
+/**
+ * An admin endpoint of the page's business (`?business=` when it is not the first). Its parts are
+ * URI-encoded, which leaves nothing an HTML attribute in double quotes would need escaped.
+ */
+function adminPath(model: InboxPageModel, path: string): string {
+  const business = model.business;
+  return business === null || business === undefined
+    ? `${ADMIN}${path}`
+    : `${ADMIN}${path}?business=${encodeURIComponent(business)}`;
+}
+
 function actionForm(
+  model: InboxPageModel,
   conversationId: string,
   action: string,
   label: string,
@@ -58,7 +82,7 @@ function actionForm(
   enabled = true,
 ): string {
   return (
-    `<form method="post" action="${ADMIN}/conversations/${encodeURIComponent(conversationId)}/${action}" class="inline">` +
+    `<form method="post" action="${adminPath(model, `/conversations/${encodeURIComponent(conversationId)}/${action}`)}" class="inline">` +
     `<input type="hidden" name="_redirect" value="${escapeHtml(back)}">` +
     `<button type="submit" data-testid="${testId}"${enabled ? '' : ' disabled'}>${escapeHtml(label)}</button></form>`
   );
@@ -86,7 +110,7 @@ function renderMessage(message: MessageView): string {
 }
 
 function renderConversation(model: InboxPageModel, c: ConversationDetail): string {
-  const back = inboxHref(model.status, c.id);
+  const back = inboxHref(model.business, model.status, c.id);
   const badges = [
     `<span class="badge" data-testid="conversation-status">${escapeHtml(c.status)}</span>`,
     `<span class="badge mode" data-testid="conversation-mode">${c.mode === 'ai' ? 'AI mode' : 'Human-handled'}</span>`,
@@ -94,10 +118,26 @@ function renderConversation(model: InboxPageModel, c: ConversationDetail): strin
     c.agentName === null ? '' : `<span class="badge">Agen: ${escapeHtml(c.agentName)}</span>`,
   ].join(' ');
   const actions = [
-    actionForm(c.id, 'take-over', 'Take over', back, 'take-over', c.mode === 'ai' || c.agentName === null),
-    actionForm(c.id, 'return-to-ai', 'Return to AI', back, 'return-to-ai', c.mode === 'human' || c.needHuman),
-    actionForm(c.id, 'done', 'Done', back, 'done', c.status !== 'Selesai'),
-    actionForm(c.id, 'read', 'Mark read', back, 'mark-read', c.status === 'Belum Dibaca'),
+    actionForm(
+      model,
+      c.id,
+      'take-over',
+      'Take over',
+      back,
+      'take-over',
+      c.mode === 'ai' || c.agentName === null,
+    ),
+    actionForm(
+      model,
+      c.id,
+      'return-to-ai',
+      'Return to AI',
+      back,
+      'return-to-ai',
+      c.mode === 'human' || c.needHuman,
+    ),
+    actionForm(model, c.id, 'done', 'Done', back, 'done', c.status !== 'Selesai'),
+    actionForm(model, c.id, 'read', 'Mark read', back, 'mark-read', c.status === 'Belum Dibaca'),
   ].join('');
   const clocks = renderClocks(model, c);
   const messages =
@@ -111,12 +151,12 @@ function renderConversation(model: InboxPageModel, c: ConversationDetail): strin
     `<div class="badges">${badges}</div><div class="actions">${actions}</div></header>` +
     clocks +
     messages +
-    `<form method="post" action="${ADMIN}/conversations/${id}/agent-reply" class="reply" data-testid="agent-reply-form">` +
+    `<form method="post" action="${adminPath(model, `/conversations/${id}/agent-reply`)}" class="reply" data-testid="agent-reply-form">` +
     `<input type="hidden" name="_redirect" value="${escapeHtml(back)}">` +
     `<label>Agent reply <textarea name="text" rows="3" required data-testid="agent-reply-text"></textarea></label>` +
     `<label>Agent name <input name="agentName" placeholder="(default)"></label>` +
     `<button type="submit" data-testid="agent-reply-send">Send reply</button></form>` +
-    `<form method="post" action="${ADMIN}/conversations/${id}/customer-message" class="reply customer">` +
+    `<form method="post" action="${adminPath(model, `/conversations/${id}/customer-message`)}" class="reply customer">` +
     `<input type="hidden" name="_redirect" value="${escapeHtml(back)}">` +
     `<label>Simulate a customer message <input name="text" required></label>` +
     `<button type="submit">Send as customer</button></form>` +
@@ -173,7 +213,7 @@ function renderList(model: InboxPageModel): string {
       : '';
     return (
       `<li class="item${selected}" data-testid="conversation-item" data-conversation-id="${escapeHtml(c.id)}">` +
-      `<a href="${escapeHtml(inboxHref(model.status, c.id))}"><strong>${escapeHtml(c.label)}</strong>` +
+      `<a href="${escapeHtml(inboxHref(model.business, model.status, c.id))}"><strong>${escapeHtml(c.label)}</strong>` +
       ` <span class="muted">${escapeHtml(c.channel.name)}</span>` +
       `<span class="badge small">${escapeHtml(c.status)}</span>${c.mode === 'human' ? '<span class="badge small mode">human</span>' : ''}` +
       `<div class="preview">${escapeHtml(preview.slice(0, 80))}</div></a></li>`
@@ -188,7 +228,7 @@ header.top{background:#0f766e;color:#fff;padding:10px 16px;display:flex;gap:16px
 header.top h1{font-size:18px;margin:0}.muted{color:#6b7280;font-size:12px}header.top .muted{color:#ccfbf1}
 nav.tabs{display:flex;flex-wrap:wrap;gap:4px;padding:8px 16px;background:#fff;border-bottom:1px solid #e5e7eb}
 nav.tabs a{padding:6px 10px;border-radius:6px;text-decoration:none;color:#374151;font-size:14px}
-nav.tabs a.active{background:#0f766e;color:#fff}.count{font-weight:600;margin-left:4px}
+nav.tabs a.active{background:#0f766e;color:#fff}nav.businesses{background:#f0fdfa}.count{font-weight:600;margin-left:4px}
 main{display:grid;grid-template-columns:300px 1fr;gap:12px;padding:12px 16px}
 .list{list-style:none;margin:0;padding:0;background:#fff;border:1px solid #e5e7eb;border-radius:8px}
 .item a{display:block;padding:8px 10px;border-bottom:1px solid #f3f4f6;color:inherit;text-decoration:none}
@@ -212,12 +252,31 @@ button:disabled{border-color:#d1d5db;color:#9ca3af;cursor:default}
 .notice{background:#fee2e2;color:#991b1b;padding:8px 16px}.empty{color:#6b7280}
 `;
 
+/**
+ * One link per business (shown only when the emulator hosts several, so a one-business page is as
+ * it always was); the first business's link names none, as its page does.
+ */
+function renderBusinessSelector(model: InboxPageModel): string {
+  const businesses = model.businesses ?? [];
+  if (businesses.length < 2) return '';
+  const shown = model.business ?? businesses[0]?.id;
+  const links = businesses.map((b, index) => {
+    const href = inboxHref(index === 0 ? null : b.id, null);
+    const active = b.id === shown;
+    return (
+      `<a href="${escapeHtml(href)}" class="${active ? 'active' : ''}" data-testid="business-option" data-business-id="${escapeHtml(b.id)}"${active ? ' aria-current="page"' : ''}>` +
+      `${escapeHtml(b.name)} <code>${escapeHtml(b.id)}</code></a>`
+    );
+  });
+  return `<nav class="tabs businesses" data-testid="business-selector" aria-label="Business">${links.join('')}</nav>`;
+}
+
 export function renderInboxPage(model: InboxPageModel): string {
   const tabs = [
-    `<a href="${INBOX_PATH}" class="${model.status === null ? 'active' : ''}" data-testid="tab-semua">Semua<span class="count">${model.total}</span></a>`,
+    `<a href="${escapeHtml(inboxHref(model.business, null))}" class="${model.status === null ? 'active' : ''}" data-testid="tab-semua">Semua<span class="count">${model.total}</span></a>`,
     ...CONVERSATION_STATUSES.map(
       (status) =>
-        `<a href="${escapeHtml(inboxHref(status))}" class="${model.status === status ? 'active' : ''}" data-testid="tab-${slug(status)}">` +
+        `<a href="${escapeHtml(inboxHref(model.business, status))}" class="${model.status === status ? 'active' : ''}" data-testid="tab-${slug(status)}">` +
         `${escapeHtml(status)}<span class="count" data-testid="count-${slug(status)}">${model.counts[status]}</span></a>`,
     ),
   ].join('');
@@ -229,7 +288,8 @@ export function renderInboxPage(model: InboxPageModel): string {
     '<meta name="viewport" content="width=device-width, initial-scale=1">' +
     `<title>Inbox · ${escapeHtml(model.businessName)} · convo-bridge emulator</title><style>${STYLE}</style></head><body>` +
     `<header class="top"><h1>${escapeHtml(model.businessName)}</h1><span class="muted">convo-bridge platform emulator · ${escapeHtml(model.form)} form</span>` +
-    `<a href="${escapeHtml(inboxHref(model.status, model.selected?.id))}" style="color:#fff;margin-left:auto">Refresh</a></header>` +
+    `<a href="${escapeHtml(inboxHref(model.business, model.status, model.selected?.id))}" style="color:#fff;margin-left:auto">Refresh</a></header>` +
+    renderBusinessSelector(model) +
     (model.notice ? `<div class="notice" data-testid="notice">${escapeHtml(model.notice)}</div>` : '') +
     `<nav class="tabs" data-testid="status-tabs">${tabs}</nav>` +
     `<main><div>${renderList(model)}</div><div>${detail}</div></main></body></html>`

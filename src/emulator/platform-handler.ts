@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Request, Response } from 'express';
 import type { ApiReply } from './api-envelopes.js';
 import type { EmulatorAdmin } from './emulator-admin.js';
+import type { EmulatorBusinesses } from './emulator-businesses.js';
 import {
   executePlatformOperation,
   faultReply,
@@ -48,12 +49,12 @@ function send(res: Response, reply: ApiReply): void {
 }
 
 /**
- * The Express adapter of the platform API: reads the body, applies injected faults around the pure
- * operation (platform-api.ts), writes the reply or drops the socket, and records the request.
- * Nothing is logged to the console: at benchmark rates that alone would be the bottleneck.
+ * The Express adapter of the platform API: finds the business the request is for, reads the body,
+ * applies that business's injected faults around the pure operation (platform-api.ts), writes the
+ * reply or drops the socket, and records the request in that business's log. Nothing is logged to
+ * the console: at benchmark rates that alone would be the bottleneck.
  */
-export function createPlatformHandler(admin: EmulatorAdmin, closing: AbortSignal) {
-  const context = admin.platformContext();
+export function createPlatformHandler(businesses: EmulatorBusinesses, closing: AbortSignal) {
   const wait = async (ms: number) => {
     if (ms <= 0) return;
     await sleep(ms, undefined, { signal: closing }).catch(() => undefined);
@@ -63,6 +64,11 @@ export function createPlatformHandler(admin: EmulatorAdmin, closing: AbortSignal
     const started = performance.now();
     const at = new Date().toISOString();
     const route = matchPlatformRoute(req.method, req.path);
+    // Unknown routes name no operation and need no business: the first one logs them, as ever.
+    const admin: EmulatorAdmin = route
+      ? businesses.forRequest(req.headers, route.endpoint)
+      : businesses.first;
+    const context = admin.platformContext();
     const record = (fields: {
       authenticated: boolean;
       auth: string;
@@ -110,7 +116,7 @@ export function createPlatformHandler(admin: EmulatorAdmin, closing: AbortSignal
       remoteAddress: req.socket.remoteAddress ?? 'unknown',
     };
 
-    const plan = admin.decideFaults(route.endpoint);
+    const plan = businesses.decideFaults(admin, route.endpoint);
     const fail = (authenticated: boolean, auth: string): void => {
       const failure = plan.failure;
       if (!failure) return;

@@ -3,9 +3,10 @@ import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { describeError } from '../base/errors.js';
 import { createAdminRouter } from './admin-router.js';
-import { EmulatorAdmin } from './emulator-admin.js';
+import type { EmulatorAdmin } from './emulator-admin.js';
+import { EmulatorBusinesses } from './emulator-businesses.js';
 import { EmulatorError } from './emulator-error.js';
-import { type EmulatorOptions, resolveEmulatorOptions } from './emulator-options.js';
+import { type EmulatorOptions, type ResolvedBusiness, resolveEmulatorOptions } from './emulator-options.js';
 import { INBOX_PATH } from './inbox-page.js';
 import { createPlatformHandler } from './platform-handler.js';
 import { loadSeedFile, parseSeedData, type SeedData } from './seed-data.js';
@@ -19,18 +20,28 @@ export interface EmulatorHandle {
   /** Base URL of the admin API (`<url>/_emulator`). */
   readonly adminUrl: string;
   readonly form: 'current' | 'earlier';
-  /** In-process access to everything the admin API does (tests). */
+  /**
+   * In-process access to everything the admin API does (tests), for the first business;
+   * `admin.business(id)` for another.
+   */
   readonly admin: EmulatorAdmin;
+  /** Every business the emulator hosts, and what acts on all of them (faults, auth storm, reset). */
+  readonly businesses: EmulatorBusinesses;
   /** Stops listening, drops open connections, stops timers and webhook deliveries. Idempotent. */
   close(): Promise<void>;
 }
 
-async function resolveSeed(seedData: unknown, seedFile: string | undefined): Promise<SeedData | undefined> {
+/** A business's seed; `where` names its options in errors (`''` for the top-level ones). */
+async function resolveSeed(business: ResolvedBusiness, where: string): Promise<SeedData | undefined> {
+  const { seedData, seedFile } = business;
   if (seedData !== undefined && seedFile !== undefined) {
-    throw new EmulatorError('EMULATOR_OPTIONS_INVALID', 'give either seedData or seedFile, not both');
+    throw new EmulatorError(
+      'EMULATOR_OPTIONS_INVALID',
+      `give either ${where}seedData or ${where}seedFile, not both`,
+    );
   }
   if (seedFile !== undefined) return loadSeedFile(seedFile);
-  if (seedData !== undefined) return parseSeedData(seedData, 'seedData');
+  if (seedData !== undefined) return parseSeedData(seedData, `${where}seedData`);
   return undefined;
 }
 
@@ -58,20 +69,28 @@ function listen(server: Server, port: number, host: string): Promise<number> {
 
 /**
  * Starts the platform emulator: the platform API (both interface forms), webhooks to a receiver,
- * the admin API under /_emulator/ and the inbox page. Listens on 127.0.0.1 (port 0 = any free port).
+ * the admin API under /_emulator/ and the inbox page, for one business or several (each with its
+ * own credentials, webhooks and conversations). Listens on 127.0.0.1 (port 0 = any free port).
  */
 export async function startEmulator(options: EmulatorOptions): Promise<EmulatorHandle> {
   const resolved = resolveEmulatorOptions(options);
-  const seed = await resolveSeed(resolved.seedData, resolved.seedFile);
-  const admin = new EmulatorAdmin(resolved, seed);
+  // The top-level business options define the first business; `businesses` entries follow it.
+  const offset = options.businessId === undefined ? 0 : 1;
+  const seeds = await Promise.all(
+    resolved.businesses.map((business, index) =>
+      resolveSeed(business, index < offset ? '' : `businesses.${index - offset}.`),
+    ),
+  );
+  const businesses = new EmulatorBusinesses(resolved, seeds);
+  const admin = businesses.first;
   const closing = new AbortController();
 
   const app = express();
   app.disable('x-powered-by');
   // History answers change with every message; no ETag/304 round trips.
   app.set('etag', false);
-  app.use('/_emulator', createAdminRouter(admin));
-  app.use(createPlatformHandler(admin, closing.signal));
+  app.use('/_emulator', createAdminRouter(businesses));
+  app.use(createPlatformHandler(businesses, closing.signal));
   // Last resort: a bug must not take the process down or hang the client.
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
     if (res.headersSent) {
@@ -88,7 +107,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<EmulatorH
   try {
     port = await listen(server, resolved.port, resolved.host);
   } catch (error) {
-    await admin.shutdown();
+    await businesses.shutdown();
     throw error;
   }
   const hostInUrl = resolved.host.includes(':') ? `[${resolved.host}]` : resolved.host;
@@ -100,7 +119,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<EmulatorH
       closing.abort();
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
-      await admin.shutdown();
+      await businesses.shutdown();
       await stopped;
     })();
     return closed;
@@ -113,6 +132,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<EmulatorH
     adminUrl: `${url}/_emulator`,
     form: resolved.form,
     admin,
+    businesses,
     close,
   };
 }

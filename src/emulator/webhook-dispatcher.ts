@@ -58,6 +58,8 @@ export interface WebhookFailure {
   error: string;
   /** Milliseconds until the next attempt; null when this was the last one (the delivery failed). */
   retryInMs: number | null;
+  /** The business whose webhook it was (set by the business's admin; the dispatcher knows none). */
+  businessId?: string | undefined;
 }
 
 export interface WebhookDispatcherOptions {

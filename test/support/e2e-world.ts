@@ -1,5 +1,6 @@
 import { Cluster } from 'ioredis';
 import { inject } from 'vitest';
+import type { EmulatorAdmin } from '../../src/emulator/emulator-admin.js';
 import type { EmulatorOptions } from '../../src/emulator/emulator-options.js';
 import { type EmulatorHandle, startEmulator } from '../../src/emulator/start-emulator.js';
 import { createKeyLayout, type KeyLayout } from '../../src/queue/key-layout.js';
@@ -83,6 +84,50 @@ function worldKeys(layout: KeyLayout, conversationOf: (eventKey: string) => stri
 }
 
 /**
+ * How a test plays one business of the world's emulator: its conversations, its customers, what
+ * the bridge sent it. `conversationOfEvent` learns which conversation each event the world made
+ * belongs to (keys name only the message; message ids are UUIDs, unique across businesses).
+ */
+function businessDriver(admin: EmulatorAdmin, conversationOfEvent: Map<string, string>) {
+  return {
+    /** The business's emulator admin (`admin.businessId` is its Business ID). */
+    admin,
+    /** A conversation on a channel type (and channel id, e.g. ch_waba_1 for the example's WhatsApp API number). */
+    conversation(id: string, channel: { type: string; id?: string; name?: string }, label = 'Budi') {
+      return admin.createConversation({ id, label, channel: channel as never });
+    },
+    say(conversationId: string, text: string, at?: string | number) {
+      const message = admin.customerMessage(conversationId, at === undefined ? { text } : { text, at });
+      conversationOfEvent.set(`channel.message_in|${message.messageId}`, conversationId);
+      return message;
+    },
+    detail(conversationId: string) {
+      return admin.conversation(conversationId);
+    },
+    notes(conversationId: string) {
+      return admin.conversation(conversationId).notes.map((n) => n.text);
+    },
+    /** Messages the business side sent through the API (replies of the bridge). */
+    apiMessages(conversationId: string) {
+      return admin.conversation(conversationId).messages.filter((m) => m.origin === 'api');
+    },
+    /** Platform API requests seen by the emulator for an endpoint (and a conversation). */
+    requests(endpoint: string, conversationId?: string) {
+      return admin
+        .requests()
+        .filter(
+          (r) =>
+            r.endpoint === endpoint &&
+            (conversationId === undefined ||
+              r.path.includes(conversationId) ||
+              JSON.stringify(r).includes(conversationId)),
+        );
+    },
+  };
+}
+export type BusinessDriver = ReturnType<typeof businessDriver>;
+
+/**
  * One end-to-end world: the platform emulator (in this process), a CRM sink, and convo-bridge
  * processes started from the build with a config file, all on loopback, with a Redis key prefix
  * of its own.
@@ -145,9 +190,9 @@ export async function createWorld(options: WorldOptions) {
   const shardOfEvent = (eventKey: string) => layout.shardOf(conversationOfEvent.get(eventKey) ?? '');
 
   const admin = emulator.admin;
+  const first = businessDriver(admin, conversationOfEvent);
   return {
     emulator,
-    admin,
     crm,
     redis,
     prefix,
@@ -165,36 +210,14 @@ export async function createWorld(options: WorldOptions) {
     /** A BullMQ key of a conversation's shard, e.g. `queueKey(c, 'timers', timerId)`. */
     queueKey: (conversationId: string, queue: 'events' | 'timers', suffix: string) =>
       `${layout.shardOf(conversationId).queuePrefix}:${queue}:${suffix}`,
-    /** A conversation on a channel type (and channel id, e.g. ch_waba_1 for the example's WhatsApp API number). */
-    conversation(id: string, channel: { type: string; id?: string; name?: string }, label = 'Budi') {
-      return admin.createConversation({ id, label, channel: channel as never });
-    },
-    say(conversationId: string, text: string, at?: string | number) {
-      const message = admin.customerMessage(conversationId, at === undefined ? { text } : { text, at });
-      conversationOfEvent.set(`channel.message_in|${message.messageId}`, conversationId);
-      return message;
-    },
-    detail(conversationId: string) {
-      return admin.conversation(conversationId);
-    },
-    notes(conversationId: string) {
-      return admin.conversation(conversationId).notes.map((n) => n.text);
-    },
-    /** Messages the business side sent through the API (replies of the bridge). */
-    apiMessages(conversationId: string) {
-      return admin.conversation(conversationId).messages.filter((m) => m.origin === 'api');
-    },
-    /** Platform API requests seen by the emulator for an endpoint (and a conversation). */
-    requests(endpoint: string, conversationId?: string) {
-      return admin
-        .requests()
-        .filter(
-          (r) =>
-            r.endpoint === endpoint &&
-            (conversationId === undefined ||
-              r.path.includes(conversationId) ||
-              JSON.stringify(r).includes(conversationId)),
-        );
+    // The first business (the emulator's `businessId`): admin, conversation, say, detail, notes, ...
+    ...first,
+    /**
+     * Another business of the emulator (pass `emulator: { businesses: [...] }` to host several):
+     * the same helpers, on that business's conversations and requests.
+     */
+    business(id: string): BusinessDriver {
+      return businessDriver(admin.business(id), conversationOfEvent);
     },
     async close() {
       await Promise.allSettled(bridges.map((b) => b.stop('SIGTERM')));

@@ -102,15 +102,30 @@ export interface FaultSpec {
 }
 
 export class AdminClient {
-  constructor(readonly baseUrl: string) {}
+  /**
+   * `businessId`: the business of an emulator that hosts several (sent as `X-Emulator-Business`;
+   * `*` for every business on the fault endpoints); without it, the emulator's first business.
+   */
+  constructor(
+    readonly baseUrl: string,
+    readonly businessId?: string,
+  ) {}
+
+  /** The same admin API, for another business of the emulator (e.g. `admin.business('toko-b')`). */
+  business(id: string): AdminClient {
+    return new AdminClient(this.baseUrl, id);
+  }
 
   private async call<T>(method: string, path: string, schema: z.ZodType<T>, body?: unknown): Promise<T> {
-    const where = `${method} /_emulator${path}`;
+    const where = `${method} /_emulator${path}${this.businessId === undefined ? '' : ` (business ${this.businessId})`}`;
     let response: Response;
     try {
       response = await fetch(`${this.baseUrl}/_emulator${path}`, {
         method,
-        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        headers: {
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(this.businessId === undefined ? {} : { 'x-emulator-business': this.businessId }),
+        },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         signal: AbortSignal.timeout(60_000),
       });

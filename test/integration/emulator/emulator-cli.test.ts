@@ -122,6 +122,113 @@ describe('convo-bridge emulator (CLI)', () => {
     expect(lines[3]).toMatch(/attempt 4\/4 failed: .*; gave up \(is the bridge running at that URL/);
   });
 
+  it('hosts several businesses from --business and --businesses, printing no secret (issue 26)', async () => {
+    const deadPort = await findFreePort();
+    const file = join(dir, 'businesses.yaml');
+    await writeFile(
+      file,
+      'businesses:\n  - id: toko-c\n    secret: ${TOKO_C_SECRET_FOR_TEST}\n    name: Toko C\n',
+    );
+    process.env.TOKO_C_SECRET_FOR_TEST = 'sk-cli-c';
+    let launched: Awaited<ReturnType<typeof launch>>;
+    try {
+      launched = await launch([
+        '--port',
+        '0',
+        '--business-id',
+        'toko-a',
+        '--secret',
+        'sk-cli-a',
+        '--business',
+        `toko-b:sk-cli-b:http://127.0.0.1:${deadPort}/webhooks/toko-b`,
+        '--businesses',
+        file,
+        '--webhook-retry-delays',
+        '10,10,10',
+      ]);
+    } finally {
+      delete process.env.TOKO_C_SECRET_FOR_TEST;
+    }
+    const { output, url } = launched;
+    expect(output.stdout).toContain(
+      'businesses (3; the admin API and the inbox take ?business=ID, default toko-a):',
+    );
+    expect(output.stdout).toContain(`toko-b  webhooks: http://127.0.0.1:${deadPort}/webhooks/toko-b`);
+    expect(output.stdout).toContain('toko-c  webhooks: (none; PUT /_emulator/webhook?business=toko-c)');
+    expect(output.stdout).not.toMatch(/sk-cli/);
+    const listed = await call(url, 'GET', '/_emulator/businesses');
+    expect(listed.json.businesses.map((b: { id: string; name: string }) => [b.id, b.name])).toEqual([
+      ['toko-a', 'Toko Emulator'],
+      ['toko-b', 'toko-b'],
+      ['toko-c', 'Toko C'],
+    ]);
+    for (const [id, secret] of [
+      ['toko-b', 'sk-cli-b'],
+      ['toko-c', 'sk-cli-c'],
+    ] as const) {
+      await call(url, 'POST', `/_emulator/conversations?business=${id}`, { body: { id: 'conv-1' } });
+      const note = await call(url, 'POST', '/v1/note', {
+        headers: { Business: id, Secret: secret },
+        body: { conversation_id: 'conv-1', note: id },
+      });
+      expect(note.json.success, id).toBe(true);
+    }
+    const wrong = await call(url, 'POST', '/v1/note', {
+      headers: { Business: 'toko-b', Secret: 'sk-cli-c' },
+      body: { conversation_id: 'conv-1', note: 'x' },
+    });
+    expect(wrong.json.rc).toBe(401);
+    // A failed webhook of toko-b says whose it was.
+    await call(url, 'POST', '/_emulator/conversations/conv-1/customer-message?business=toko-b', {
+      body: { text: 'halo' },
+    });
+    await waitFor(() => output.stderr.includes('gave up'), { timeoutMs: 10_000, what: 'the give-up line' });
+    expect(output.stderr).toMatch(
+      /^webhook dlv-1 channel\.message_in \(conv-1\) of business toko-b to http:\/\/127\.0\.0\.1:\d+\/webhooks\/toko-b: attempt 1\/4 failed/,
+    );
+    expect(output.stderr).not.toMatch(/sk-cli/);
+  });
+
+  it.each([
+    [
+      ['emulator', '--port', '0'],
+      "error: required option '--business-id <id>' not specified (or name the businesses with --business ID:SECRET or --businesses FILE)",
+    ],
+    [['emulator', '--business-id', 'b'], "error: required option '--secret <key>' not specified"],
+    [
+      ['emulator', '--secret', 's', '--business', 'x:y'],
+      "error: required option '--business-id <id>' not specified",
+    ],
+    [
+      ['emulator', '--business', 'toko-b'],
+      `convo-bridge: --business takes ID:SECRET or ID:SECRET:WEBHOOK_URL, e.g. --business "toko-b:$TOKO_B_SECRET:http://127.0.0.1:8080/webhooks/toko-b"; one has no ID before its first ':'`,
+    ],
+    [
+      ['emulator', '--business', 'toko-b:sk-b', '--webhook-url', 'http://127.0.0.1:1/w'],
+      'convo-bridge: --webhook-url configures the business of --business-id, which is not given',
+    ],
+    [
+      ['emulator', '--business-id', 'a', '--secret', 'sk-a', '--business', 'a:sk-b'],
+      'convo-bridge: --business a: business id "a" is also given by --business-id: each business needs its own id',
+    ],
+  ])('rejects the businesses of %j with exit code 1 and a message', async (argv, message) => {
+    const { io, out } = capture();
+    expect(await runCli(argv, io)).toBe(1);
+    expect(out.stderr).toContain(message);
+    expect(out.stderr).not.toContain('sk-b');
+  });
+
+  it('rejects a bad --businesses file with file:line:column', async () => {
+    const file = join(dir, 'bad-businesses.yaml');
+    await writeFile(file, 'businesses:\n  - id: toko-b\n    secrte: sk-b\n');
+    const { io, out } = capture();
+    expect(await runCli(['emulator', '--businesses', file], io)).toBe(1);
+    expect(out.stderr).toContain(`convo-bridge: --businesses file ${file} is invalid (2 problems)`);
+    expect(out.stderr).toContain(`${file}:2:5: secret is missing`);
+    expect(out.stderr).toContain(`${file}:3:5: unknown key "secrte"`);
+    expect(out.stderr).not.toContain('sk-b');
+  });
+
   const base = ['emulator', '--port', '0', '--business-id', 'b', '--secret', 's'];
   it.each([
     [['emulator', '--secret', 's'], "error: required option '--business-id <id>' not specified"],

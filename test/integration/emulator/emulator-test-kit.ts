@@ -19,11 +19,22 @@ export function startTestEmulator(options: Partial<EmulatorOptions> = {}): Promi
   });
 }
 
+/** A business's credentials (the test emulator's first business by default). */
+export interface Credentials {
+  readonly businessId: string;
+  readonly secret: string;
+}
+
+const FIRST: Credentials = { businessId: BUSINESS_ID, secret: SECRET };
+
 /** Valid credentials for each form: current `Business`+`Secret`, earlier `Bearer <secret>`. */
-export function authHeaders(form: 'current' | 'earlier'): Record<string, string> {
+export function authHeaders(
+  form: 'current' | 'earlier',
+  credentials: Credentials = FIRST,
+): Record<string, string> {
   return form === 'current'
-    ? { Business: BUSINESS_ID, Secret: SECRET }
-    : { Authorization: `Bearer ${SECRET}` };
+    ? { Business: credentials.businessId, Secret: credentials.secret }
+    : { Authorization: `Bearer ${credentials.secret}` };
 }
 
 export interface CallResult {
@@ -62,9 +73,9 @@ export async function call(
   return { status: response.status, headers: response.headers, json };
 }
 
-/** A platform client in miniature: authenticated calls in the emulator's form. */
-export function platform(emulator: EmulatorHandle) {
-  const headers = authHeaders(emulator.form);
+/** A platform client in miniature: authenticated calls in the emulator's form, as one business. */
+export function platform(emulator: EmulatorHandle, credentials: Credentials = FIRST) {
+  const headers = authHeaders(emulator.form, credentials);
   return {
     send: (body: unknown) => call(emulator.url, 'POST', '/v1/message', { headers, body }),
     history: (conversationId: string, query = '') =>

@@ -202,4 +202,70 @@ describe('inbox page (headless Chromium)', () => {
       mode: 'ai',
     });
   });
+
+  it('shows no business selector while the emulator hosts one business', async () => {
+    await page.goto(emulator.inboxUrl);
+    expect(await page.getByTestId('business-selector').count()).toBe(0);
+  });
+
+  describe('several businesses (issue 26, item 5)', () => {
+    let several: EmulatorHandle;
+    beforeAll(async () => {
+      several = await startTestEmulator({
+        businessName: 'Toko A',
+        businesses: [{ businessId: 'toko-b', secret: 'sk-b', businessName: 'Toko B' }],
+      });
+      // The same conversation id in both businesses: two conversations.
+      several.admin.createConversation({ id: 'conv-1', label: 'Budi A', channel: { type: 'telegram' } });
+      several.admin.customerMessage('conv-1', { text: 'pesan untuk A' });
+      const b = several.admin.business('toko-b');
+      b.createConversation({ id: 'conv-1', label: 'Budi B', channel: { type: 'telegram' } });
+      b.createConversation({ id: 'conv-2', label: 'Sari B', channel: { type: 'telegram' } });
+      b.customerMessage('conv-1', { text: 'pesan untuk B' });
+    });
+    afterAll(async () => {
+      await several?.close();
+    });
+
+    it('switches business with the selector, and its buttons act on the business shown', async () => {
+      await page.goto(several.inboxUrl);
+      const options = page.getByTestId('business-option');
+      expect(await options.allTextContents()).toEqual(['Toko A biz-1', 'Toko B toko-b']);
+      expect(await options.first().getAttribute('aria-current')).toBe('page');
+      expect(await page.getByTestId('conversation-item').count()).toBe(1);
+
+      await page.locator('[data-testid="business-option"][data-business-id="toko-b"]').click();
+      await page.waitForURL(/business=toko-b/);
+      expect(await page.title()).toContain('Toko B');
+      expect(await page.getByTestId('conversation-item').count()).toBe(2);
+      await page.locator('[data-conversation-id="conv-1"] a').click();
+      await page.waitForURL(/business=toko-b.*c=conv-1/);
+      expect(await page.getByTestId('message').allTextContents()).toEqual([
+        expect.stringContaining('pesan untuk B'),
+      ]);
+
+      await page.getByTestId('take-over').click();
+      await page.waitForURL(/business=toko-b.*c=conv-1/);
+      await page.getByTestId('agent-reply-text').fill('Balasan dari Toko B');
+      await page.getByTestId('agent-reply-send').click();
+      await page.waitForURL(/business=toko-b.*c=conv-1/);
+      expect(await page.getByTestId('message').last().textContent()).toContain('Balasan dari Toko B');
+      expect(several.admin.business('toko-b').conversation('conv-1')).toMatchObject({ mode: 'human' });
+      // The first business's conv-1 is untouched.
+      expect(several.admin.conversation('conv-1')).toMatchObject({ mode: 'ai', messageCount: 1 });
+      await page.screenshot({ path: '/tmp/emulator-inbox-business-b.png', fullPage: true });
+
+      await page.locator('[data-testid="business-option"][data-business-id="biz-1"]').click();
+      await page.waitForURL((url) => !url.search.includes('business='));
+      expect(await page.title()).toContain('Toko A');
+    });
+
+    it('shows a notice for an unknown business and the first business page', async () => {
+      await page.goto(`${several.inboxUrl}?business=toko-z`);
+      expect(await page.getByTestId('notice').textContent()).toContain(
+        'the emulator hosts no business "toko-z"',
+      );
+      expect(await page.title()).toContain('Toko A');
+    });
+  });
 });

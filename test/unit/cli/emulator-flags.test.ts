@@ -65,3 +65,80 @@ describe('emulator flags for fault-injection runs', () => {
     expect((thrown as CliError).message).toBe(message);
   });
 });
+
+describe('emulator flags for several businesses (issue 26, item 5)', () => {
+  const first = { port: '0', form: 'current', delivery: 'immediate' } as const;
+
+  it('adds each --business after the business of --business-id, in order', () => {
+    const options = emulatorOptionsFromFlags({
+      ...base,
+      business: ['toko-b:sk-b', 'toko-c:sk-c:http://127.0.0.1:8080/webhooks/toko-c'],
+    });
+    expect(options).toMatchObject({ businessId: 'b', secret: 's' });
+    expect(options.businesses).toEqual([
+      { businessId: 'toko-b', secret: 'sk-b' },
+      { businessId: 'toko-c', secret: 'sk-c', webhook: { url: 'http://127.0.0.1:8080/webhooks/toko-c' } },
+    ]);
+  });
+
+  it('takes --business without --business-id (the first --business is the first business)', () => {
+    const options = emulatorOptionsFromFlags({ ...first, business: ['toko-a:sk-a'] });
+    expect(options).not.toHaveProperty('businessId');
+    expect(options.businesses).toEqual([{ businessId: 'toko-a', secret: 'sk-a' }]);
+  });
+
+  it('appends the businesses of a --businesses file after the --business flags', () => {
+    const options = emulatorOptionsFromFlags({ ...base, business: ['toko-b:sk-b'] }, [
+      { options: { businessId: 'toko-c', secret: 'sk-c' }, where: 'b.yaml:2:5' },
+    ]);
+    expect(options.businesses?.map((b) => b.businessId)).toEqual(['toko-b', 'toko-c']);
+  });
+
+  it.each([
+    [
+      { ...base, business: ['nocolon'] },
+      `--business takes ID:SECRET or ID:SECRET:WEBHOOK_URL, e.g. --business "toko-b:$TOKO_B_SECRET:http://127.0.0.1:8080/webhooks/toko-b"; one has no ID before its first ':'`,
+    ],
+    [{ ...base, business: [':sk'] }, "one has no ID before its first ':'"],
+    [{ ...base, business: ['toko-b:'] }, '--business toko-b has no SECRET'],
+    [
+      { ...base, business: ['toko-b:sk-b:ftp://x'] },
+      "--business toko-b: what follows the secret must be an http(s) webhook URL, e.g. toko-b:SECRET:http://127.0.0.1:8080/webhooks/toko-b (a secret with ':' in it goes in a --businesses file)",
+    ],
+    [
+      { ...base, business: ['b:other'] },
+      '--business b: business id "b" is also given by --business-id: each business needs its own id',
+    ],
+    [
+      { ...base, business: ['toko-b:s'] },
+      "--business toko-b: its secret is also the secret of --secret (b): give each business its own Secret Key (the earlier form's plain bearer names a business by its key alone)",
+    ],
+    [{ ...base, business: ['x:1', 'x:2'] }, '--business x: business id "x" is also given by --business x'],
+    [
+      { ...first, business: ['toko-a:sk-a'], webhookUrl: 'http://127.0.0.1:1/w', seed: 'seed.yaml' },
+      '--webhook-url, --seed configure the business of --business-id, which is not given: add --business-id and --secret, or use --business ID:SECRET:WEBHOOK_URL or a --businesses file',
+    ],
+    [
+      { ...first, business: ['toko-a:sk-a'], apiFeature: false },
+      '--no-api-feature configures the business of --business-id, which is not given',
+    ],
+    [first, 'no business: give --business-id and --secret, or --business ID:SECRET, or --businesses FILE'],
+  ])('rejects %j with a CliError that never shows a secret', (flags, message) => {
+    let thrown: unknown;
+    try {
+      emulatorOptionsFromFlags(flags);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(CliError);
+    expect((thrown as CliError).message).toContain(message);
+    for (const secret of ['sk-b', 'sk-a', 'other', ':2'])
+      expect((thrown as CliError).message).not.toContain(secret);
+  });
+
+  it('names a file business by its place in the file', () => {
+    expect(() =>
+      emulatorOptionsFromFlags(base, [{ options: { businessId: 'b', secret: 'x' }, where: 'more.yaml:3:5' }]),
+    ).toThrow('more.yaml:3:5 (b): business id "b" is also given by --business-id');
+  });
+});

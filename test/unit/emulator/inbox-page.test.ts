@@ -144,3 +144,47 @@ describe('renderInboxPage: conversation clocks (issue 16)', () => {
     expect(renderInboxPage({ ...base, selected: detail })).not.toContain('data-testid="clocks"');
   });
 });
+
+describe('renderInboxPage: several businesses (issue 26, item 5)', () => {
+  const base = {
+    businessName: 'Toko B',
+    form: 'current' as const,
+    counts,
+    total: 1,
+    status: null,
+    conversations: [detail],
+    selected: detail,
+  };
+  const businesses = [
+    { id: 'toko-a', name: 'Toko A' },
+    { id: 'toko-b', name: `Toko ${evil}` },
+  ];
+
+  it('shows no selector with one business, and names no business in its links', () => {
+    const html = renderInboxPage({
+      ...base,
+      businesses: [businesses[0] as { id: string; name: string }],
+      business: null,
+    });
+    expect(html).not.toContain('business-selector');
+    expect(html).not.toContain('business=');
+  });
+
+  it('shows a selector with several; the page of another business keeps it in every link and form', () => {
+    const html = renderInboxPage({ ...base, businesses, business: 'toko-b' });
+    expect(html).toContain('data-testid="business-selector"');
+    // The first business's page names none; the shown one is marked.
+    expect(html).toContain(
+      '<a href="/_emulator/inbox" class="" data-testid="business-option" data-business-id="toko-a">',
+    );
+    expect(html).toMatch(/href="\/_emulator\/inbox\?business=toko-b" class="active"[^>]*aria-current="page"/);
+    expect(html).toContain('Toko &lt;img');
+    const actions = [...html.matchAll(/action="([^"]*)"/g)].map((m) => m[1]);
+    expect(actions.length).toBeGreaterThan(4);
+    for (const action of actions) expect(action).toMatch(/\?business=toko-b$/);
+    const redirects = [...html.matchAll(/name="_redirect" value="([^"]*)"/g)].map((m) => m[1]);
+    for (const back of redirects) expect(back).toContain('business=toko-b');
+    expect(html).toContain('data-testid="tab-butuh-cs"');
+    expect(html).toMatch(/href="\/_emulator\/inbox\?business=toko-b&amp;status=Butuh\+CS"/);
+  });
+});
