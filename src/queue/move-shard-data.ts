@@ -45,13 +45,22 @@ async function readRunOwners(redis: RedisClient, from: KeyLayout): Promise<Map<s
   return runOwners;
 }
 
-/** Every conversation's state (facts, once-marks, cooldowns, timer registrations), to its new shard. */
+/**
+ * Every conversation's state (facts, once-marks, cooldowns, timer registrations), to its new shard;
+ * a business's conversations (`<root>:b:<id>:conv:<hash>`, issue 26) keep their business.
+ */
 async function moveConversations(redis: RedisClient, shard: QueueShard, to: KeyLayout): Promise<number> {
   const root = shard.keys.prefix;
   let moved = 0;
-  for (const key of await scanKeys(redis, `${globEscape(root)}:conv:*`)) {
-    const hash = key.slice(`${root}:conv:`.length);
-    if (await moveKey(redis, key, `${shardForHash(to, hash).keys.prefix}:conv:${hash}`)) {
+  const keys = [
+    ...(await scanKeys(redis, `${globEscape(root)}:conv:*`)),
+    ...(await scanKeys(redis, `${globEscape(root)}:b:*:conv:*`)),
+  ];
+  for (const key of keys) {
+    const at = key.lastIndexOf(':conv:');
+    const scope = key.slice(root.length, at);
+    const hash = key.slice(at + ':conv:'.length);
+    if (await moveKey(redis, key, `${shardForHash(to, hash).keys.prefix}${scope}:conv:${hash}`)) {
       moved += 1;
     }
   }
