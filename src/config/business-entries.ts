@@ -318,7 +318,7 @@ function readId(
         issueAt(
           source,
           [],
-          `the file name ${JSON.stringify(clip(file.name))} does not make a business id (${BUSINESS_ID_RULE}): rename the file, or write id: in it`,
+          `the file name ${JSON.stringify(clip(file.name))} does not make a business id (${BUSINESS_ID_RULE}): rename the file, or write an id: in it`,
         ),
       );
     }
@@ -337,7 +337,7 @@ function readId(
       issueAt(
         source,
         at,
-        `id: ${JSON.stringify(clip(written))} is not a valid business id: use ${BUSINESS_ID_RULE}`,
+        `id: ${JSON.stringify(clip(written))} is not a valid business id: use ${BUSINESS_ID_RULE} (the id is used in Redis keys, metrics and --business)`,
       ),
     );
   }

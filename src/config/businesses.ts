@@ -12,8 +12,7 @@ export const DEFAULT_BUSINESS_ID = 'default';
 export const BUSINESS_ID_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/;
 
 /** How the id rules read in a message. */
-export const BUSINESS_ID_RULE =
-  '1 to 40 lowercase letters, digits and -, not starting or ending with - (it is used in Redis keys, metrics and --business)';
+export const BUSINESS_ID_RULE = '1 to 40 lowercase letters, digits and -, not starting or ending with -';
 
 /** The sections a business may set for itself; every other section is shared by all businesses. */
 export const BUSINESS_SECTIONS = [
