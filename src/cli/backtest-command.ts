@@ -149,7 +149,13 @@ async function compareWithSaved(file: string, report: BacktestReport): Promise<M
 }
 
 /** The report for people (tables and the --expect differences), or as JSON with --json. */
-function printReport(report: BacktestReport, mismatches: Mismatches, options: Options, io: CliIo): void {
+function printReport(
+  report: BacktestReport,
+  mismatches: Mismatches,
+  options: Options,
+  io: CliIo,
+  business: LoadedBusiness,
+): void {
   if (options.json) {
     const { plans: _plans, ...rest } = report;
     io.stdout(
@@ -159,7 +165,7 @@ function printReport(report: BacktestReport, mismatches: Mismatches, options: Op
   }
   io.stdout(
     formatBacktest(report, {
-      config: options.config,
+      config: business.explicit ? `${options.config} (business ${business.id})` : options.config,
       baseline: options.baseline ? `the rules of ${options.baseline}` : 'the recorded plans',
     }),
   );
@@ -207,7 +213,7 @@ async function runBacktest(options: Options, io: CliIo): Promise<void> {
   const report = backtest(lines, business.rules, baseline ? { baseline: baseline.rules } : {});
   if (options.save !== undefined) await savePlans(report, options.save, io);
   const mismatches = options.expect === undefined ? [] : await compareWithSaved(options.expect, report);
-  printReport(report, mismatches, options, io);
+  printReport(report, mismatches, options, io, business);
   if (mismatches.length > 0) {
     throw new CliError(`${mismatches.length} event(s) differ from ${options.expect}`, {
       exitCode: EXIT.invalidInput,
