@@ -14,12 +14,7 @@ import {
   provenanceOf,
 } from './merge-business.js';
 import type { ConfigSource } from './read-config-source.js';
-import {
-  compileConfigRules,
-  startsWith,
-  type ValueEnv,
-  validateConfigValue,
-} from './validate-config-value.js';
+import { compileConfigRules, type ValueEnv, validateConfigValue } from './validate-config-value.js';
 
 /**
  * A config with `businesses:` or `businesses_dir:` (issue 26): each business is the top level with
@@ -52,13 +47,14 @@ export function loadBusinesses(top: ConfigSource, options: CollectOptions): Load
   for (const file of collected.files) for (const issue of file.interpolation.issues) report.plain(issue);
   for (const issue of collected.issues) report.plain(issue);
   const defaults = defaultsOf(top, report);
+  const topVariables = variablesOf(top);
 
   const compiled = new Map<string, { rules: CompiledRules; problems: SchemaProblem[] }>();
   const valid: ValidBusiness[] = [];
   const loaded: LoadedBusiness[] = [];
   for (const entry of collected.entries) {
     const merged = mergedConfigOf(entry, defaults);
-    const env = envOf(entry, top, defaults, options.allowMissing);
+    const env = envOf(entry, topVariables, defaults, options.allowMissing);
     const place = (problem: SchemaProblem) => placeProblem(problem, entry, top, defaults);
     const validation = validateConfigValue(merged, env);
     if (!validation.ok) {
@@ -141,37 +137,65 @@ function compileKey(merged: unknown, defaults: PlainObject): string {
   ).join('\u0000');
 }
 
+/** The `${VAR}`s of one file, split by what they belong to: the top level, or one entry of `businesses:`. */
+interface FileVariables {
+  readonly top: { missing: MissingVariable[]; substituted: SubstitutedValue[] };
+  /** By the entry's index in `businesses:`. Grouped once: each business looking through all was quadratic. */
+  readonly entries: Map<number, { missing: MissingVariable[]; substituted: SubstitutedValue[] }>;
+}
+
+function variablesOf(source: ConfigSource): FileVariables {
+  const out: FileVariables = { top: { missing: [], substituted: [] }, entries: new Map() };
+  const groupOf = (path: ConfigPath) => {
+    if (path[0] === 'businesses_dir') return undefined;
+    if (path[0] !== 'businesses') return out.top;
+    const index = path[1];
+    if (typeof index !== 'number') return undefined;
+    let group = out.entries.get(index);
+    if (!group) {
+      group = { missing: [], substituted: [] };
+      out.entries.set(index, group);
+    }
+    return group;
+  };
+  for (const item of source.interpolation.missing) groupOf(item.path)?.missing.push(item);
+  for (const item of source.interpolation.substituted) groupOf(item.path)?.substituted.push(item);
+  return out;
+}
+
 /** The `${VAR}`s of a business's merged config, at their paths in it. */
 function envOf(
   entry: BusinessEntry,
-  top: ConfigSource,
+  topVariables: FileVariables,
   defaults: PlainObject,
   allowMissing: boolean,
 ): ValueEnv {
   const fromTop = <T extends { path: ConfigPath }>(items: readonly T[]): T[] =>
-    items.filter(
-      (item) =>
-        item.path[0] !== 'businesses' &&
-        item.path[0] !== 'businesses_dir' &&
-        provenanceOf(item.path, defaults, entry.value).from === 'defaults',
-    );
+    items.filter((item) => provenanceOf(item.path, defaults, entry.value).from === 'defaults');
   const fromEntry = <T extends { path: ConfigPath }>(items: readonly T[]): T[] =>
     items
-      .filter((item) => startsWith(item.path, entry.base))
       .map((item) => ({ ...item, path: item.path.slice(entry.base.length) }))
       .filter(
         (item) => item.path.length > 0 && provenanceOf(item.path, defaults, entry.value).from === 'business',
       )
       .filter((item) => hasPath(entry.value, item.path));
-  const ownFile = entry.source !== top;
-  const entryVars = entry.source.interpolation;
+  // An entry of `businesses:` has its variables among the config file's; a file of its own, in it.
+  const index = entry.base[1];
+  const own =
+    entry.base.length === 0
+      ? entry.source.interpolation
+      : ((typeof index === 'number' ? topVariables.entries.get(index) : undefined) ?? {
+          missing: [],
+          substituted: [],
+        });
+  const ownFile = entry.base.length === 0;
   const missing: MissingVariable[] = [
-    ...fromTop(top.interpolation.missing),
-    ...fromEntry(entryVars.missing).map((m) => (ownFile ? { ...m, file: entry.file } : m)),
+    ...fromTop(topVariables.top.missing),
+    ...fromEntry(own.missing).map((m) => (ownFile ? { ...m, file: entry.file } : m)),
   ];
   const substituted: SubstitutedValue[] = [
-    ...fromTop(top.interpolation.substituted),
-    ...fromEntry(entryVars.substituted),
+    ...fromTop(topVariables.top.substituted),
+    ...fromEntry(own.substituted),
   ];
   return { missing, substituted, allowMissing };
 }

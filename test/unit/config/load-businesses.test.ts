@@ -449,9 +449,28 @@ const REFUSALS: Row[] = [
   ],
 ];
 
+REFUSALS.push([
+  'a business file over 1 MiB',
+  `${TOP}businesses_dir: businesses\n`,
+  { 'toko-a.yaml': `# ${'x'.repeat(1024 * 1024)}\n` },
+  [
+    `${join('businesses', 'toko-a.yaml')}:1:1: the business file is 1.00 MiB, more than the 1 MiB a config may have: is this the right file? Remove unused rules or shorten keyword lists`,
+  ],
+]);
+
 describe('refusals, each with its message and position', () => {
   it.each(REFUSALS)('%s', (_name, text, files, expected) => {
     expect(problemsOf(text, files)).toEqual(expected);
+  });
+
+  it('a business file nested too deeply, in that file (the column is where the stack ran out)', () => {
+    const problems = problemsOf(`${TOP}businesses_dir: businesses\n`, {
+      'toko-a.yaml': `rules: ${'['.repeat(5000)}${']'.repeat(5000)}\n`,
+    });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(
+      /^businesses\/toko-a\.yaml:1:\d+: the document is nested too deeply to read \(hundreds of levels of lists or mappings\): a config needs a few; flatten it$/,
+    );
   });
 });
 
@@ -476,6 +495,20 @@ describe('variables in businesses', () => {
     const loaded = load(text, { 'toko-a.yaml': file() }, { allowMissingEnv: true });
     expect(loaded.businesses[0]?.config.platform.baseUrl).toBe('https://placeholder.invalid/');
     expect(loaded.missingEnv.map((m) => m.name)).toEqual(['BASE_A', 'SECRET_A']);
+  });
+
+  it("are the entry's own in businesses: (each entry gets its placeholders, the top level its own)", () => {
+    const inline = `platform: { form: current, timeout: "\${TIMEOUT}" }\nbusinesses:\n  - id: toko-a\n    platform: { base_url: "\${BASE_A}", auth: { business_id: a, secret: "\${SECRET_A}" } }\n  - id: toko-b\n    platform: { base_url: https://b.example.com, auth: { business_id: b, secret: b } }\n`;
+    const loaded = load(inline, undefined, { allowMissingEnv: true });
+    expect(loaded.businesses.map((b) => [b.config.platform.baseUrl, b.config.platform.timeoutMs])).toEqual([
+      ['https://placeholder.invalid/', 1000],
+      ['https://b.example.com', 1000],
+    ]);
+    expect(
+      problemsOf(inline, undefined, { env: { BASE_A: 'https://a.example.com', SECRET_A: 's' } }),
+    ).toEqual([
+      'bridge.yaml:1:38: environment variable TIMEOUT is not set: set it, or write ${TIMEOUT:-default} to give a default',
+    ]);
   });
 
   it('never show the value of a secret-looking one, and never print a shared webhook secret', () => {
