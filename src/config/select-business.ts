@@ -23,6 +23,8 @@ export function selectBusiness(
   loaded: BusinessChoice,
   id: string | undefined,
   flag = '--business',
+  /** Another way to name it, said in the message (a test file's `business:`). */
+  elsewhere?: string,
 ): BusinessSelection {
   const { businesses, file } = loaded;
   const explicit = businesses.some((b) => b.explicit);
@@ -30,7 +32,7 @@ export function selectBusiness(
     if (businesses.length === 1 && businesses[0]) return { ok: true, business: businesses[0] };
     return {
       ok: false,
-      message: `${file} has ${businesses.length} businesses: say which with ${flag} ID, one of ${listIds(businesses)}`,
+      message: `${file} has ${businesses.length} businesses: say which with ${flag} ID${elsewhere === undefined ? '' : ` (or ${elsewhere})`}, one of ${listIds(businesses)}`,
     };
   }
   const found = businesses.find((b) => b.id === id);
@@ -38,7 +40,7 @@ export function selectBusiness(
   if (!explicit) {
     return {
       ok: false,
-      message: `${file} has no businesses: list (it is one business, "${DEFAULT_BUSINESS_ID}"): leave out ${flag}, or write ${flag} ${DEFAULT_BUSINESS_ID}`,
+      message: `${file} has no businesses (it is one business, "${DEFAULT_BUSINESS_ID}"): leave out ${flag}, or write ${flag} ${DEFAULT_BUSINESS_ID}`,
     };
   }
   const ids = businesses.map((b) => b.id);

@@ -99,7 +99,8 @@ export async function runRuleTestFile(
   const selected = selectBusiness(
     loaded,
     options.business ?? data.business,
-    '--business (or business: in the test file)',
+    '--business',
+    'business: in the test file',
   );
   if (!selected.ok) return { file, config: configPath, cases: [], error: selected.message };
   const business = selected.business;

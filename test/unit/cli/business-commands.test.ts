@@ -107,7 +107,7 @@ describe('convo-bridge explain --business', () => {
       'an id other than default without businesses',
       ONE,
       ['--business', 'toko-a'],
-      `convo-bridge: ${ONE} has no businesses: list (it is one business, "default"): leave out --business, or write --business default\n`,
+      `convo-bridge: ${ONE} has no businesses (it is one business, "default"): leave out --business, or write --business default\n`,
     ],
   ])('stops with exit 1 on %s', async (_name, config, flag, message) => {
     const { code, stdout, stderr } = await run(['explain', '--config', config, ...flag, ...CATALOG]);
@@ -147,7 +147,7 @@ describe('convo-bridge test --business', () => {
     const { code, stdout } = await run(['test', file]);
     expect(code).toBe(1);
     expect(stdout).toContain(
-      `✗ the file cannot be run:\n      ${resolve(CONFIG)} has 3 businesses: say which with --business (or business: in the test file) ID, ${IDS}\n`,
+      `✗ the file cannot be run:\n      ${resolve(CONFIG)} has 3 businesses: say which with --business ID (or business: in the test file), ${IDS}\n`,
     );
   });
 });
@@ -171,7 +171,7 @@ describe('convo-bridge backtest --business', () => {
       'an id other than default without businesses',
       ONE,
       ['--business', 'toko-a'],
-      `convo-bridge: ${ONE} has no businesses: list (it is one business, "default"): leave out --business, or write --business default\n`,
+      `convo-bridge: ${ONE} has no businesses (it is one business, "default"): leave out --business, or write --business default\n`,
     ],
   ])('stops with exit 1 on %s', async (_name, config, flag, message) => {
     const { code, stderr } = await run(['backtest', '--config', config, ...flag, ...RECORDED]);
