@@ -1,5 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import type { LoadedBusiness } from '../config/businesses.js';
 import { ConfigError, formatConfigIssue } from '../config/config-error.js';
 import { type LoadedConfig, loadConfig } from '../config/load-config.js';
 import { type BacktestReport, backtest } from '../record/backtest.js';
@@ -12,6 +13,7 @@ import { EXIT } from './exit-codes.js';
 import { formatBacktest } from './format-backtest.js';
 import type { CliIo } from './io.js';
 import { parseSince } from './parse-since.js';
+import { pickBusiness } from './pick-business.js';
 import { resolveRedisTarget, runWithRedis } from './redis-target.js';
 
 const EXAMPLES = `
@@ -21,6 +23,7 @@ Examples:
   $ convo-bridge backtest --config new-rules.yaml --from events.jsonl --fail-on-change
   $ convo-bridge backtest --config rules.yaml --from events.jsonl --save plan.jsonl
   $ convo-bridge backtest --config rules.yaml --from events.jsonl --expect plan.jsonl   # in CI
+  $ convo-bridge backtest --config agency.yaml --business toko-a --from toko-a.jsonl
 
 Events come from --from (JSON Lines, as convo-bridge events export writes) or, with --since,
 from the Redis of --config (redis.url, redis.prefix; --redis-url/--prefix override). "Before" is
@@ -42,6 +45,7 @@ interface Options {
   save?: string;
   redisUrl?: string;
   prefix?: string;
+  business?: string;
 }
 
 async function load(path: string, io: CliIo, flag: string): Promise<LoadedConfig> {
@@ -70,6 +74,7 @@ export function registerBacktestCommand(program: Command, io: CliIo): void {
     .option('--expect <file>', 'compare with plans saved by --save; exit 1 on a difference')
     .option('--redis-url <url>', "with --since: Redis URL; overrides the config's")
     .option('--prefix <prefix>', "with --since: key prefix; overrides the config's redis.prefix")
+    .option('--business <id>', 'with businesses: whose rules to try (required when there are several)')
     .addHelpText('after', EXAMPLES)
     .action((options: Options) => runBacktest(options, io));
 }
@@ -144,7 +149,13 @@ async function compareWithSaved(file: string, report: BacktestReport): Promise<M
 }
 
 /** The report for people (tables and the --expect differences), or as JSON with --json. */
-function printReport(report: BacktestReport, mismatches: Mismatches, options: Options, io: CliIo): void {
+function printReport(
+  report: BacktestReport,
+  mismatches: Mismatches,
+  options: Options,
+  io: CliIo,
+  business: LoadedBusiness,
+): void {
   if (options.json) {
     const { plans: _plans, ...rest } = report;
     io.stdout(
@@ -154,7 +165,7 @@ function printReport(report: BacktestReport, mismatches: Mismatches, options: Op
   }
   io.stdout(
     formatBacktest(report, {
-      config: options.config,
+      config: business.explicit ? `${options.config} (business ${business.id})` : options.config,
       baseline: options.baseline ? `the rules of ${options.baseline}` : 'the recorded plans',
     }),
   );
@@ -172,6 +183,20 @@ function printReport(report: BacktestReport, mismatches: Mismatches, options: Op
   if (mismatches.length > 20) io.stdout(`  ... and ${mismatches.length - 20} more (--json lists all)\n`);
 }
 
+/**
+ * The business of --baseline to compare with: the one of the same id when the baseline has
+ * businesses, else its only one (a config from before businesses, say).
+ */
+function baselineBusiness(
+  baseline: LoadedConfig,
+  business: LoadedBusiness,
+  given: string | undefined,
+): LoadedBusiness {
+  if (!baseline.businesses.some((b) => b.explicit))
+    return baseline.businesses[0] ?? pickBusiness(baseline, undefined);
+  return pickBusiness(baseline, business.explicit ? business.id : given, '--business (for --baseline)');
+}
+
 /** `convo-bridge backtest`: read the events, replay them under the new rules, report, set the exit code. */
 async function runBacktest(options: Options, io: CliIo): Promise<void> {
   if ((options.since === undefined) === (options.from === undefined)) {
@@ -179,14 +204,16 @@ async function runBacktest(options: Options, io: CliIo): Promise<void> {
       'say which events: --since 24h (recorded in Redis) or --from events.jsonl, one of them',
     );
   }
-  const loaded = await load(options.config, io, '--config');
-  const baseline = options.baseline ? await load(options.baseline, io, '--baseline') : undefined;
+  const business = pickBusiness(await load(options.config, io, '--config'), options.business);
+  const baseline = options.baseline
+    ? baselineBusiness(await load(options.baseline, io, '--baseline'), business, options.business)
+    : undefined;
   const lines = await readEvents(options, io);
   checkEvents(lines, options, io, baseline !== undefined);
-  const report = backtest(lines, loaded.rules, baseline ? { baseline: baseline.rules } : {});
+  const report = backtest(lines, business.rules, baseline ? { baseline: baseline.rules } : {});
   if (options.save !== undefined) await savePlans(report, options.save, io);
   const mismatches = options.expect === undefined ? [] : await compareWithSaved(options.expect, report);
-  printReport(report, mismatches, options, io);
+  printReport(report, mismatches, options, io, business);
   if (mismatches.length > 0) {
     throw new CliError(`${mismatches.length} event(s) differ from ${options.expect}`, {
       exitCode: EXIT.invalidInput,

@@ -14,6 +14,7 @@ import type { ConversationFacts } from '../rules/plan.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
 import type { CliIo } from './io.js';
+import { pickBusiness } from './pick-business.js';
 
 const EXAMPLES = `
 Examples:
@@ -21,6 +22,7 @@ Examples:
   $ convo-bridge explain --event test/fixtures/webhooks/channel-message-in.json   # a raw webhook body
   $ convo-bridge explain --event catalog.json --now 2026-11-23T03:15:00Z --json
   $ convo-bridge explain --event late.json --facts facts.json
+  $ convo-bridge explain --config agency.yaml --business toko-a --event complaint.json
 
 The event file is a canonical ConversationEvent (JSON). The facts file describes the
 conversation before the event: {"lastCustomerMessageAt": ISO or null,
@@ -45,9 +47,17 @@ export function registerExplainCommand(program: Command, io: CliIo): void {
     )
     .option('--facts <file>', 'conversation facts JSON (see below)')
     .option('--json', 'print the plan as JSON')
+    .option('--business <id>', 'with businesses: whose rules and settings (required when there are several)')
     .addHelpText('after', EXAMPLES)
     .action(
-      async (options: { event: string; config?: string; now?: string; facts?: string; json?: boolean }) => {
+      async (options: {
+        event: string;
+        config?: string;
+        now?: string;
+        facts?: string;
+        json?: boolean;
+        business?: string;
+      }) => {
         const path = resolveConfigPath(options.config);
         if (path === undefined) {
           throw new CliError(
@@ -66,16 +76,17 @@ export function registerExplainCommand(program: Command, io: CliIo): void {
             cause: error,
           });
         }
+        const business = pickBusiness(loaded, options.business);
         const input = await readEventInput(options.event, givenNow);
         const { event } = input;
         const now = givenNow ?? input.now ?? new Date();
         const facts =
           options.facts === undefined ? (input.facts ?? defaultFacts()) : await readFactsFile(options.facts);
-        const plan = evaluateRules(loaded.rules, event, facts, now);
+        const plan = evaluateRules(business.rules, event, facts, now);
         if (options.json) {
           io.stdout(`${JSON.stringify({ now: now.toISOString(), event: event.key, ...plan }, null, 2)}\n`);
         } else {
-          io.stdout(formatPlan(plan, event, now, localTime(now, loaded.config.timezone).label));
+          io.stdout(formatPlan(plan, event, now, localTime(now, business.config.timezone).label));
         }
       },
     );

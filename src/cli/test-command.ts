@@ -13,10 +13,12 @@ Examples:
   $ convo-bridge test config/bridge.example.rules-test.yaml
   $ convo-bridge test --config config/bridge.yaml            # every *.rules-test.yaml beside it
   $ convo-bridge test --config staging.yaml tests/*.rules-test.yaml
+  $ convo-bridge test --config agency.yaml --business toko-a toko-a.rules-test.yaml
 
 A test file lists cases: an event (webhook body, canonical event or recorded line; inline or
 event_file), optional facts and now, and what the plan must be (matched rules, actions in order,
 no_action, blocked replies). Its fields: config/rules-test.schema.json. Nothing is called.
+With a config of several businesses, --business (or the file's business:) says whose rules.
 Exit code 1 when a case fails.`;
 
 export const TEST_FILE_SUFFIX = '.rules-test.yaml';
@@ -27,8 +29,9 @@ export function registerTestCommand(program: Command, io: CliIo): void {
     .description('run rule tests (*.rules-test.yaml): evaluate each case and compare the plan')
     .argument('[files...]', `test files (default: the *${TEST_FILE_SUFFIX} files beside the config)`)
     .option('-c, --config <file>', "config whose rules to test (overrides each file's config:)")
+    .option('--business <id>', "with businesses: whose rules to test (overrides each file's business:)")
     .addHelpText('after', EXAMPLES)
-    .action(async (files: string[], options: { config?: string }) => {
+    .action(async (files: string[], options: { config?: string; business?: string }) => {
       let list = files;
       let configPath = options.config;
       if (list.length === 0) {
@@ -48,9 +51,11 @@ export function registerTestCommand(program: Command, io: CliIo): void {
       }
       const results: FileResult[] = [];
       const configs = new Map();
-      for (const file of list) {
-        results.push(await runRuleTestFile(file, configPath !== undefined ? { configPath } : {}, configs));
-      }
+      const run = {
+        ...(configPath !== undefined ? { configPath } : {}),
+        ...(options.business !== undefined ? { business: options.business } : {}),
+      };
+      for (const file of list) results.push(await runRuleTestFile(file, run, configs));
       const { text, failed } = formatTestResults(results);
       io.stdout(text);
       if (failed > 0) {

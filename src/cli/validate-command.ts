@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { formatDuration } from '../base/duration.js';
 import { ConfigError, formatConfigIssue } from '../config/config-error.js';
 import type { BridgeConfig } from '../config/config-schema.js';
 import { describeConfigDefaults } from '../config/describe-defaults.js';
@@ -11,6 +10,7 @@ import { describeRedisConfig } from './describe-redis.js';
 import { EXIT } from './exit-codes.js';
 import type { CliIo } from './io.js';
 import { redactUrl } from './redact-url.js';
+import { describeRule, summarizeBusinesses } from './summarize-businesses.js';
 
 const EXAMPLES = `
 Examples:
@@ -60,14 +60,18 @@ export function registerValidateCommand(program: Command, io: CliIo): void {
       io.stdout(summarize(loaded));
       for (const missing of loaded.missingEnv) {
         io.stderr(
-          `warning: ${path}:${missing.line}:${missing.column}: \${${missing.name}} is not set (checked with a placeholder); set it before starting\n`,
+          `warning: ${missing.file ?? path}:${missing.line}:${missing.column}: \${${missing.name}} is not set (checked with a placeholder); set it before starting\n`,
         );
       }
     });
 }
 
-/** "config OK: N rules" and a short summary of what the file sets up; no secrets. */
+/**
+ * "config OK: N rules" and a short summary of what the file sets up; no secrets. A config with
+ * businesses: "config OK: N businesses" and two lines for each (summarize-businesses.ts).
+ */
 export function summarize(loaded: LoadedConfig, env: NodeJS.ProcessEnv = process.env): string {
+  if (loaded.businesses.some((business) => business.explicit)) return summarizeBusinesses(loaded, env);
   const c: BridgeConfig = loaded.config;
   const rules = c.rules;
   const lines = [`config OK: ${rules.length} rule${rules.length === 1 ? '' : 's'} (${loaded.file})`];
@@ -100,14 +104,6 @@ export function summarize(loaded: LoadedConfig, env: NodeJS.ProcessEnv = process
   }
   // Issue 12: every default a wrong guess would hurt is said, with what it means.
   for (const line of describeConfigDefaults(c)) lines.push(`  default: ${line}`);
-  for (const rule of rules) {
-    const extras = [
-      `on ${rule.on.join(', ')}`,
-      `${rule.actions.length} action${rule.actions.length === 1 ? '' : 's'}`,
-      ...(rule.stop ? ['stop'] : []),
-      ...(rule.cooldownMs !== undefined ? [`cooldown ${formatDuration(rule.cooldownMs)}`] : []),
-    ];
-    lines.push(`  rule ${rule.name}: ${extras.join(', ')}`);
-  }
+  for (const rule of rules) lines.push(describeRule(rule));
   return `${lines.join('\n')}\n`;
 }

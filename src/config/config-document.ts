@@ -48,12 +48,28 @@ export interface ParsedConfigDocument {
   yamlErrors: YAMLError[];
 }
 
+/** What an empty file, and a file that is not a mapping, are told (a business file is not a config). */
+export interface DocumentWords {
+  readonly empty: string;
+  /** Followed by `, got a list` (or the value). */
+  readonly notMapping: string;
+}
+
+const CONFIG_WORDS: DocumentWords = {
+  empty: 'the config file is empty: start from config/bridge.example.yaml',
+  notMapping: 'the config must be a mapping of sections (platform:, receiver:, rules: ...)',
+};
+
 /**
  * Parses YAML text strictly: duplicate keys, explicit tags (`!!js/function`, `!custom`, even
  * `!!str`), empty files and documents that are not a mapping are all errors, reported with their
  * position. Returns every problem found rather than stopping at the first.
  */
-export function parseConfigDocument(text: string, fileName: string): ParsedConfigDocument {
+export function parseConfigDocument(
+  text: string,
+  fileName: string,
+  words: DocumentWords = CONFIG_WORDS,
+): ParsedConfigDocument {
   const env = tokenizeEnvReferences(text);
   const doc = parseDocument(env.text, {
     // Duplicate keys are found below in one pass: yaml's own check compares each key with every
@@ -108,7 +124,7 @@ export function parseConfigDocument(text: string, fileName: string): ParsedConfi
       line: 1,
       column: 1,
       path: '',
-      message: 'the config file is empty: start from config/bridge.example.yaml',
+      message: words.empty,
     });
   } else if (!isMap(doc.contents)) {
     const { line, column } = positionOfOffset(document, doc.contents.range?.[0] ?? 0);
@@ -118,9 +134,7 @@ export function parseConfigDocument(text: string, fileName: string): ParsedConfi
       line,
       column,
       path: '',
-      message: env.restore(
-        `the config must be a mapping of sections (platform:, receiver:, rules: ...), got ${got}`,
-      ),
+      message: env.restore(`${words.notMapping}, got ${got}`),
     });
   }
   return { document: issues.length === 0 ? document : undefined, issues, yamlErrors };

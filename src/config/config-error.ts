@@ -17,13 +17,19 @@ export function formatConfigIssue(issue: ConfigIssue): string {
 
 /**
  * The config could not be loaded. `issues` holds every problem found (not only the first), in
- * file order; the message lists them all, one per line.
+ * file order (with businesses_dir, file by file, in the order the files first appear); the
+ * message lists them all, one per line.
  */
 export class ConfigError extends ConvoBridgeError {
   readonly issues: readonly ConfigIssue[];
 
   constructor(issues: readonly ConfigIssue[], options: { cause?: unknown } = {}) {
-    const sorted = [...issues].sort((a, b) => a.line - b.line || a.column - b.column);
+    const files = new Map<string, number>();
+    for (const issue of issues) if (!files.has(issue.file)) files.set(issue.file, files.size);
+    const fileOrder = (issue: ConfigIssue) => files.get(issue.file) ?? 0;
+    const sorted = [...issues].sort(
+      (a, b) => fileOrder(a) - fileOrder(b) || a.line - b.line || a.column - b.column,
+    );
     const count = sorted.length === 1 ? '1 problem' : `${sorted.length} problems`;
     const file = sorted[0]?.file ?? 'config';
     super(

@@ -1,4 +1,10 @@
 import { z } from 'zod';
+import {
+  BUSINESS_ID_PATTERN,
+  BUSINESS_ID_RULE,
+  BUSINESS_RECEIVER_KEYS,
+  BUSINESS_SECTIONS,
+} from './businesses.js';
 import { configSchema } from './config-schema.js';
 
 type JsonSchema = Record<string, unknown>;
@@ -16,7 +22,7 @@ export function configJsonSchema(): JsonSchema {
     io: 'input',
     unrepresentable: 'any',
   }) as JsonSchema;
-  const root = allowEnvReferences(schema) as JsonSchema;
+  const root = withBusinesses(allowEnvReferences(schema) as JsonSchema);
   const definitions = (root.definitions ?? {}) as JsonSchema;
   definitions[ENV_REFERENCE_DEFINITION] = {
     type: 'string',
@@ -30,6 +36,120 @@ export function configJsonSchema(): JsonSchema {
     ...root,
     definitions,
   };
+}
+
+/**
+ * `businesses:` and `businesses_dir:` (issue 26). With either, the top level holds the defaults of
+ * every business and need not be complete (no base_url or credentials, say): the sections a
+ * business may set lose their `required` at the top level, and get it back through `else` in a
+ * config without businesses, which must be complete as always.
+ */
+function withBusinesses(root: JsonSchema): JsonSchema {
+  const full = root.properties as Record<string, JsonSchema>;
+  const properties: Record<string, JsonSchema> = { ...full };
+  const skeleton: Record<string, JsonSchema> = {};
+  for (const section of BUSINESS_SECTIONS) {
+    const schema = full[section];
+    if (schema === undefined) continue;
+    properties[section] = mergeable(schema, [section], true);
+    const required = requiredOf(schema, [section]);
+    if (required) skeleton[section] = required;
+  }
+  const entry = businessEntrySchema(full);
+  properties.businesses = {
+    description:
+      'The businesses this bridge serves, each with its own credentials, webhook path and secrets, and (optionally) rules and settings; the top level holds their defaults. Mappings merge over the defaults, lists replace them.',
+    type: 'array',
+    minItems: 1,
+    items: entry,
+  };
+  properties.businesses_dir = {
+    description:
+      'A directory (relative to this file) of one YAML file per business, with the keys of a businesses entry; id defaults to the file name without .yaml.',
+    type: 'string',
+    minLength: 1,
+  };
+  const { required, ...rest } = root;
+  return {
+    ...rest,
+    properties,
+    if: { anyOf: [{ required: ['businesses'] }, { required: ['businesses_dir'] }] },
+    else: { ...(required === undefined ? {} : { required }), properties: skeleton },
+  };
+}
+
+/** One business: its id and the sections it may set, every key optional (the rest comes from the top level). */
+function businessEntrySchema(full: Record<string, JsonSchema>): JsonSchema {
+  const properties: Record<string, JsonSchema> = {
+    id: {
+      type: 'string',
+      pattern: BUSINESS_ID_PATTERN.source,
+      description: `The business's id: ${BUSINESS_ID_RULE}. In a businesses_dir file, the file name when left out.`,
+    },
+  };
+  for (const section of BUSINESS_SECTIONS) {
+    const schema = full[section];
+    if (schema !== undefined) properties[section] = mergeable(schema, [section], false);
+  }
+  const receiver = properties.receiver;
+  if (receiver?.properties) {
+    const keys = receiver.properties as Record<string, JsonSchema>;
+    receiver.properties = Object.fromEntries(
+      BUSINESS_RECEIVER_KEYS.flatMap((key) => (keys[key] ? [[key, keys[key]]] : [])),
+    );
+    receiver.description =
+      'Only path (default /webhooks/<id>) and secrets (default: this business platform.auth.secret); the rest of receiver is shared.';
+  }
+  return { type: 'object', properties, additionalProperties: false };
+}
+
+/** Mappings merge, lists and values replace (merge-business.ts), so within merged mappings nothing is required. */
+function mergeable(node: JsonSchema, path: readonly string[], keepDefaults: boolean): JsonSchema {
+  const { required: _required, default: fallback, ...rest } = node;
+  const out: JsonSchema = {
+    ...rest,
+    ...(keepDefaults && fallback !== undefined ? { default: fallback } : {}),
+  };
+  if (node.type !== 'object' || isReplaced(path)) return out;
+  if (node.properties) {
+    out.properties = Object.fromEntries(
+      Object.entries(node.properties as Record<string, JsonSchema>).map(([key, child]) => [
+        key,
+        mergeable(child, [...path, key], keepDefaults),
+      ]),
+    );
+  }
+  if (node.additionalProperties !== null && typeof node.additionalProperties === 'object') {
+    out.additionalProperties = mergeable(
+      node.additionalProperties as JsonSchema,
+      [...path, '*'],
+      keepDefaults,
+    );
+  }
+  return out;
+}
+
+/** What `mergeable` took away: the `required` lists of the merged mappings, as a schema. */
+function requiredOf(node: JsonSchema, path: readonly string[]): JsonSchema | undefined {
+  if (node.type !== 'object' || isReplaced(path)) return undefined;
+  const out: JsonSchema = {};
+  if (Array.isArray(node.required) && node.required.length > 0) out.required = node.required;
+  const properties: Record<string, JsonSchema> = {};
+  for (const [key, child] of Object.entries((node.properties ?? {}) as Record<string, JsonSchema>)) {
+    const inner = requiredOf(child, [...path, key]);
+    if (inner) properties[key] = inner;
+  }
+  if (Object.keys(properties).length > 0) out.properties = properties;
+  if (node.additionalProperties !== null && typeof node.additionalProperties === 'object') {
+    const inner = requiredOf(node.additionalProperties as JsonSchema, [...path, '*']);
+    if (inner) out.additionalProperties = inner;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/** business_hours.weekly replaces rather than merges (its keys are day ranges). */
+function isReplaced(path: readonly string[]): boolean {
+  return path.join('.') === 'business_hours.weekly';
 }
 
 // Strings and whole numbers can come from `${VAR}` (numbers are read from numeric strings);

@@ -61,7 +61,7 @@ function collect(
         out.push({
           path: [...path, key],
           atKey: true,
-          message: `${[...path, key].join('.')}: unknown key "${key}"${suggestion(key, allowedKeysAt(path))}`,
+          message: `${[...path, key].join('.')}: unknown key "${key}"${suggestion(key, allowedKeysAt(path), listedKeysAt(path))}`,
         });
       }
       return;
@@ -216,8 +216,25 @@ function describeValue(value: unknown, hide: boolean): string {
   return `${typeof value === 'boolean' ? '' : 'the number '}${String(value)}`;
 }
 
-/** `; did you mean "x"?` for a near miss among the keys allowed here, else the list of them. */
-function suggestion(key: string, allowed: readonly string[]): string {
+/**
+ * The keys an "allowed here" list names: at the top level, the sections of one business's config;
+ * `businesses` and `businesses_dir` (issue 26) are offered as near misses only, so a config of one
+ * business reads as it always did.
+ */
+function listedKeysAt(path: ConfigPath): readonly string[] {
+  const keys = allowedKeysAt(path);
+  return path.length === 0 ? keys.filter((key) => key !== 'businesses' && key !== 'businesses_dir') : keys;
+}
+
+/**
+ * `; did you mean "x"?` for a near miss among the keys allowed here, else the list of them
+ * (`listed`, when not all of them).
+ */
+export function suggestion(
+  key: string,
+  allowed: readonly string[],
+  listed: readonly string[] = allowed,
+): string {
   if (allowed.length === 0) return '';
   let best: string | undefined;
   // Close enough to be a typo: one edit in short keys, two in long ones.
@@ -230,5 +247,5 @@ function suggestion(key: string, allowed: readonly string[]): string {
     }
   }
   if (best !== undefined && best !== key) return `: did you mean "${best}"?`;
-  return `; allowed here: ${allowed.join(', ')}`;
+  return `; allowed here: ${listed.join(', ')}`;
 }

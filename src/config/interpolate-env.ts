@@ -8,6 +8,8 @@ export type Env = Readonly<Record<string, string | undefined>>;
 /** A `${VAR}` that was not set and had no default. */
 export interface MissingVariable {
   name: string;
+  /** The file it is in, when not the config file itself (a file of businesses_dir). */
+  file?: string;
   path: ConfigPath;
   line: number;
   column: number;

@@ -2,9 +2,11 @@ import { createHash } from 'node:crypto';
 import { type FSWatcher, readFileSync, watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
+import { type BusinessesDirListing, readBusinessesDir, resolveBusinessesDir } from './businesses-dir.js';
 import { ConfigError } from './config-error.js';
 import type { Env } from './interpolate-env.js';
 import { type LoadedConfig, parseConfigText } from './load-config.js';
+import { readConfigSource } from './read-config-source.js';
 
 export interface WatchLogger {
   info(obj: object, msg: string): void;
@@ -29,80 +31,173 @@ export interface ConfigWatcher {
   close(): void;
 }
 
+/** What was read: the config text and, with businesses_dir, every business file; hashed to spot no-op saves. */
+function hashOf(text: string, listing: BusinessesDirListing | undefined): string {
+  const hash = createHash('sha256').update(text);
+  if (listing?.ok) {
+    for (const file of listing.files) hash.update(`\u0000${file.name}\u0000${file.text}`);
+  } else if (listing) {
+    hash.update(`\u0000unreadable ${listing.code} ${listing.file ?? ''}`);
+  }
+  return hash.digest('hex');
+}
+
+/**
+ * The businesses_dir a config names, read without validating it (at start, to know what to
+ * watch). A config that cannot be read this far has none to watch until it is fixed.
+ */
+function businessesDirOf(text: string, path: string, env: Env): string | undefined {
+  if (!text.includes('businesses_dir')) return undefined;
+  try {
+    const { value } = readConfigSource(text, path, { env, allowMissing: true });
+    const setting = (value as Record<string, unknown>).businesses_dir;
+    return typeof setting === 'string' && setting.trim() !== ''
+      ? resolveBusinessesDir(path, setting)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A watch on the businesses_dir of the config last read, moved when the config names another. */
+interface DirWatch {
+  readonly dir: string | undefined;
+  watch(dir: string | undefined): void;
+  close(): void;
+}
+
+function createDirWatch(onChange: () => void, logger: WatchLogger | undefined): DirWatch {
+  let current: string | undefined;
+  let watcher: FSWatcher | undefined;
+  let closed = false;
+  return {
+    get dir() {
+      return current;
+    },
+    watch(dir) {
+      if (closed || (dir === current && (watcher !== undefined || dir === undefined))) return;
+      watcher?.close();
+      watcher = undefined;
+      current = dir;
+      if (dir === undefined) return;
+      try {
+        // Any name: Kubernetes swaps a ConfigMap's files through a hidden `..data` link.
+        watcher = watch(dir, { persistent: false }, onChange);
+        watcher.on('error', (error) => {
+          logger?.warn({ dir, error: String(error) }, 'businesses_dir watch failed; SIGHUP still reloads');
+        });
+      } catch (error) {
+        logger?.warn({ dir, error: String(error) }, 'cannot watch businesses_dir; SIGHUP still reloads');
+      }
+    },
+    close() {
+      closed = true;
+      watcher?.close();
+      watcher = undefined;
+    },
+  };
+}
+
+/** The config's text, or undefined (and onError) when it cannot be read. */
+async function readConfigText(
+  file: string,
+  path: string,
+  options: WatchConfigOptions,
+): Promise<string | undefined> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
+    // Mid-replace the file can be missing for a moment; the rename that follows fires again.
+    if (code === 'ENOENT') return undefined;
+    options.onError(
+      new ConfigError(
+        [
+          {
+            file: path,
+            line: 1,
+            column: 1,
+            path: '',
+            message: `cannot read the config (${code}); keeping the old one`,
+          },
+        ],
+        { cause: error },
+      ),
+    );
+    return undefined;
+  }
+}
+
+/**
+ * Loads the config again unless nothing it reads changed since `lastHash`; returns the hash of what
+ * it read (the config text and its businesses_dir files) and the businesses_dir it named.
+ */
+function reloadIfChanged(
+  text: string,
+  reason: string,
+  state: { readonly lastHash: string | undefined; readonly dir: string | undefined },
+  path: string,
+  options: WatchConfigOptions & { env: Env },
+): { hash: string; dir: string | undefined } {
+  // The listing hashed is the one parsed: a file changed in between is the next change event's.
+  const known = state.dir;
+  const listing = known === undefined ? undefined : readBusinessesDir(known);
+  const hash = hashOf(text, listing);
+  if (hash === state.lastHash) return { hash, dir: known };
+  let readDir: string | undefined;
+  let read: BusinessesDirListing | undefined;
+  const readBusinesses = (dir: string) => {
+    readDir = dir;
+    read = dir === known && listing ? listing : readBusinessesDir(dir);
+    return read;
+  };
+  let outcome: { loaded: LoadedConfig } | { error: ConfigError };
+  try {
+    outcome = {
+      loaded: parseConfigText(text, { fileName: path, env: options.env, readBusinessesDir: readBusinesses }),
+    };
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    outcome = { error };
+  }
+  const result = { hash: readDir === known ? hash : hashOf(text, read), dir: readDir };
+  if ('loaded' in outcome) {
+    const { loaded } = outcome;
+    const businesses = loaded.businesses.some((b) => b.explicit)
+      ? { businesses: loaded.businesses.length }
+      : {};
+    options.logger?.info(
+      { file: path, reason, rules: loaded.config.rules.length, ...businesses },
+      'config reloaded',
+    );
+    options.onReload(loaded);
+  } else {
+    options.logger?.warn(
+      { file: path, reason, problems: outcome.error.issues.length },
+      'config change rejected; keeping the old one',
+    );
+    options.onError(outcome.error);
+  }
+  return result;
+}
+
 /**
  * Hot reload. Watches the directory, not the file: editors and `kubectl` replace a file by
- * renaming a new one over it, which ends a watch on the old inode. A change (or SIGHUP) is
- * debounced, then the file is validated again; only a valid file reaches `onReload`, and an
- * unchanged one is ignored.
+ * renaming a new one over it, which ends a watch on the old inode. With businesses_dir, watches
+ * that directory too: a business file added, changed or removed reloads like the config does.
+ * A change (or SIGHUP) is debounced, then the config is validated again; only a valid one
+ * reaches `onReload`, and one whose files are all unchanged is ignored.
  */
 export function watchConfig(path: string, options: WatchConfigOptions): ConfigWatcher {
   const file = resolve(path);
   const name = basename(file);
   const debounceMs = options.debounceMs ?? 150;
+  const withEnv = { ...options, env: options.env ?? process.env };
   let lastHash: string | undefined;
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
   let running = false;
   let again = false;
-
-  const check = async (reason: string) => {
-    if (closed) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    running = true;
-    try {
-      let text: string;
-      try {
-        text = await readFile(file, 'utf8');
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
-        // Mid-replace the file can be missing for a moment; the rename that follows fires again.
-        if (code === 'ENOENT') return;
-        options.onError(
-          new ConfigError(
-            [
-              {
-                file: path,
-                line: 1,
-                column: 1,
-                path: '',
-                message: `cannot read the config (${code}); keeping the old one`,
-              },
-            ],
-            { cause: error },
-          ),
-        );
-        return;
-      }
-      const hash = createHash('sha256').update(text).digest('hex');
-      if (hash === lastHash || closed) return;
-      try {
-        const loaded = parseConfigText(text, {
-          fileName: path,
-          ...(options.env ? { env: options.env } : {}),
-        });
-        lastHash = hash;
-        options.logger?.info({ file: path, reason, rules: loaded.config.rules.length }, 'config reloaded');
-        options.onReload(loaded);
-      } catch (error) {
-        if (!(error instanceof ConfigError)) throw error;
-        lastHash = hash;
-        options.logger?.warn(
-          { file: path, reason, problems: error.issues.length },
-          'config change rejected; keeping the old one',
-        );
-        options.onError(error);
-      }
-    } finally {
-      running = false;
-      if (again && !closed) {
-        again = false;
-        schedule('change during reload');
-      }
-    }
-  };
 
   const schedule = (reason: string) => {
     if (closed) return;
@@ -112,11 +207,37 @@ export function watchConfig(path: string, options: WatchConfigOptions): ConfigWa
       void check(reason);
     }, debounceMs);
   };
+  const businessesDir = createDirWatch(() => schedule('businesses_dir changed'), options.logger);
+
+  const check = async (reason: string) => {
+    if (closed) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    try {
+      const text = await readConfigText(file, path, options);
+      if (text === undefined || closed) return;
+      const read = reloadIfChanged(text, reason, { lastHash, dir: businessesDir.dir }, path, withEnv);
+      lastHash = read.hash;
+      businessesDir.watch(read.dir);
+    } finally {
+      running = false;
+      if (again && !closed) {
+        again = false;
+        schedule('change during reload');
+      }
+    }
+  };
 
   // Remember what is loaded now so that a no-op save does not trigger a reload. Read at once
   // (not async) so that a change made right after this call is not mistaken for the start state.
   try {
-    lastHash = createHash('sha256').update(readFileSync(file, 'utf8')).digest('hex');
+    const text = readFileSync(file, 'utf8');
+    const dir = businessesDirOf(text, path, withEnv.env);
+    lastHash = hashOf(text, dir === undefined ? undefined : readBusinessesDir(dir));
+    businessesDir.watch(dir);
   } catch {
     lastHash = undefined;
   }
@@ -137,6 +258,7 @@ export function watchConfig(path: string, options: WatchConfigOptions): ConfigWa
       if (timer) clearTimeout(timer);
       watcher?.close();
       watcher = undefined;
+      businessesDir.close();
       process.off('SIGHUP', onHup);
     },
   };

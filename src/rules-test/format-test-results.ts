@@ -6,7 +6,8 @@ export function formatTestResults(results: readonly FileResult[]): { text: strin
   let passed = 0;
   let failed = 0;
   for (const result of results) {
-    lines.push(`${result.file}${result.config !== '' ? `  (rules of ${result.config})` : ''}`);
+    const business = result.business !== undefined ? `, business ${result.business}` : '';
+    lines.push(`${result.file}${result.config !== '' ? `  (rules of ${result.config}${business})` : ''}`);
     if (result.error !== undefined) {
       failed += 1;
       lines.push('  ✗ the file cannot be run:');

@@ -87,6 +87,12 @@ export const RuleTestFileSchema = z.strictObject({
     .describe(
       'The config whose rules are tested, relative to this file (convo-bridge test --config overrides it).',
     ),
+  business: z
+    .string()
+    .optional()
+    .describe(
+      'With a config of several businesses: whose rules are tested (convo-bridge test --business overrides it).',
+    ),
   now: nowSchema.optional().describe('Default now of every case.'),
   cases: z.array(RuleTestCaseSchema).min(1, { error: 'list at least one case' }),
 });

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join } from 'node:path';
+import type { LoadedBusiness } from '../config/businesses.js';
 import {
   type ConfigDocument,
   documentToJs,
@@ -8,6 +9,7 @@ import {
 } from '../config/config-document.js';
 import { ConfigError, formatConfigIssue } from '../config/config-error.js';
 import { type LoadedConfig, loadConfig } from '../config/load-config.js';
+import { selectBusiness } from '../config/select-business.js';
 import { resolveEventInput } from '../record/event-input.js';
 import { factsFromJson } from '../record/recorded-event.js';
 import { evaluateRules } from '../rules/evaluate-rules.js';
@@ -30,6 +32,8 @@ export interface FileResult {
   file: string;
   /** The config the cases ran against. */
   config: string;
+  /** The business whose rules ran, when the config has businesses. */
+  business?: string;
   cases: CaseResult[];
   /** Set when the file could not be read or is not a valid test file (every problem, with lines). */
   error?: string;
@@ -46,6 +50,8 @@ export class RuleTestFileError extends Error {
 export interface RunOptions {
   /** Overrides the file's `config:`. */
   configPath?: string;
+  /** Overrides the file's `business:`. */
+  business?: string;
 }
 
 /**
@@ -90,19 +96,27 @@ export async function runRuleTestFile(
       error: `the config ${configPath} is invalid (run convo-bridge validate):\n${lines}`,
     };
   }
+  const selected = selectBusiness(
+    loaded,
+    options.business ?? data.business,
+    '--business',
+    'business: in the test file',
+  );
+  if (!selected.ok) return { file, config: configPath, cases: [], error: selected.message };
+  const business = selected.business;
   const cases: CaseResult[] = [];
   for (const [index, testCase] of data.cases.entries()) {
     const { line } = locatePath(document, ['cases', index]);
     const where = `${file}:${line}`;
     try {
-      const { plan } = await evaluateCase(testCase, data.now, file, index, loaded);
+      const { plan } = await evaluateCase(testCase, data.now, file, index, business);
       cases.push({ name: testCase.name, where, failures: checkPlan(testCase.expect, plan) });
     } catch (error) {
       if (!(error instanceof RuleTestFileError)) throw error;
       cases.push({ name: testCase.name, where, failures: [], error: error.message });
     }
   }
-  return { file, config: configPath, cases };
+  return { file, config: configPath, ...(business.explicit ? { business: business.id } : {}), cases };
 }
 
 async function evaluateCase(
@@ -110,7 +124,7 @@ async function evaluateCase(
   fileNow: string | undefined,
   file: string,
   index: number,
-  loaded: LoadedConfig,
+  business: LoadedBusiness,
 ) {
   const givenNow = testCase.now ?? fileNow;
   const receivedAt = givenNow !== undefined ? new Date(givenNow) : new Date();
@@ -145,7 +159,7 @@ async function evaluateCase(
     testCase.facts !== undefined
       ? factsFromJson(testCase.facts)
       : (input.value.facts ?? { lastCustomerMessageAt: null, isFirstCustomerMessage: false, onceMarks: {} });
-  return { plan: evaluateRules(loaded.rules, event, facts, now), event, now };
+  return { plan: evaluateRules(business.rules, event, facts, now), event, now };
 }
 
 async function readTestFile(file: string) {

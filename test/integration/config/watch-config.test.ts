@@ -1,4 +1,4 @@
-import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -100,5 +100,100 @@ describe('watchConfig', () => {
     } finally {
       control.close();
     }
+  });
+});
+
+describe('watchConfig with businesses_dir', () => {
+  let dir: string;
+  let watcher: ConfigWatcher | undefined;
+  let reloads: LoadedConfig[];
+  let errors: ConfigError[];
+
+  const TOP = `platform: { form: current }
+businesses_dir: businesses
+rules:
+  - { name: shared, on: message_in, then: [ { need_human: true } ] }
+`;
+  const business = (name: string, extra = '') =>
+    `platform: { base_url: https://${name}.example.com, auth: { business_id: ${name}, secret: secret-${name} } }\n${extra}`;
+  const ids = (loaded: LoadedConfig | undefined) => loaded?.businesses.map((b) => b.id);
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'convo-bridge-watch-businesses-'));
+    await mkdir(join(dir, 'businesses'));
+    await writeFile(join(dir, 'bridge.yaml'), TOP);
+    await writeFile(join(dir, 'businesses', 'toko-a.yaml'), business('toko-a'));
+    reloads = [];
+    errors = [];
+    watcher = watchConfig(join(dir, 'bridge.yaml'), {
+      env: {},
+      debounceMs: 50,
+      onReload: (loaded) => reloads.push(loaded),
+      onError: (error) => errors.push(error),
+    });
+  });
+
+  afterEach(async () => {
+    watcher?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('reloads when a business file is added, changed or removed, and rejects an invalid one', async () => {
+    await writeFile(join(dir, 'businesses', 'toko-b.yaml'), business('toko-b'));
+    await waitFor(() => reloads.length === 1, { timeoutMs: 5_000, what: 'the reload after adding toko-b' });
+    expect(ids(reloads[0])).toEqual(['toko-a', 'toko-b']);
+
+    await writeFile(
+      join(dir, 'businesses', 'toko-b.yaml'),
+      business('toko-b', 'rules: [ { name: own, on: message_in, then: [ { note: hi } ] } ]\n'),
+    );
+    await waitFor(() => reloads.length === 2, { timeoutMs: 5_000, what: 'the reload after changing toko-b' });
+    expect(reloads[1]?.businesses[1]?.config.rules.map((r) => r.name)).toEqual(['own']);
+
+    await rm(join(dir, 'businesses', 'toko-b.yaml'));
+    await waitFor(() => reloads.length === 3, { timeoutMs: 5_000, what: 'the reload after removing toko-b' });
+    expect(ids(reloads[2])).toEqual(['toko-a']);
+
+    await writeFile(join(dir, 'businesses', 'toko-c.yaml'), business('toko-c', 'redis: { db: 1 }\n'));
+    await waitFor(() => errors.length === 1, {
+      timeoutMs: 5_000,
+      what: 'the invalid business to be reported',
+    });
+    expect(
+      errors[0]?.issues.map((i) => `${i.file.slice(dir.length + 1)}:${i.line}:${i.column}: ${i.message}`),
+    ).toEqual([
+      'businesses/toko-c.yaml:2:1: business "toko-c": redis is shared by all businesses and belongs at the top level: move it there',
+    ]);
+    expect(reloads).toHaveLength(3);
+  });
+
+  it('ignores a business file saved unchanged, and reloads on SIGHUP when one changed', async () => {
+    await writeFile(join(dir, 'businesses', 'toko-a.yaml'), business('toko-a'));
+    process.emit('SIGHUP', 'SIGHUP');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(reloads).toEqual([]);
+    await writeFile(join(dir, 'businesses', 'toko-a.yaml'), business('toko-a', 'timezone: Asia/Makassar\n'));
+    process.emit('SIGHUP', 'SIGHUP');
+    await waitFor(() => reloads.length >= 1, { timeoutMs: 5_000, what: 'the reload after SIGHUP' });
+    expect(reloads.map((loaded) => loaded.businesses[0]?.config.timezone)).toEqual(['Asia/Makassar']);
+    expect(errors).toEqual([]);
+  });
+
+  it('follows the config to another businesses_dir', async () => {
+    await mkdir(join(dir, 'other'));
+    await writeFile(join(dir, 'other', 'toko-z.yaml'), business('toko-z'));
+    await writeFile(
+      join(dir, 'bridge.yaml'),
+      TOP.replace('businesses_dir: businesses', 'businesses_dir: other'),
+    );
+    await waitFor(() => reloads.length === 1, { timeoutMs: 5_000, what: 'the reload of the new directory' });
+    expect(ids(reloads[0])).toEqual(['toko-z']);
+    await writeFile(join(dir, 'other', 'toko-y.yaml'), business('toko-y'));
+    await waitFor(() => reloads.length === 2, { timeoutMs: 5_000, what: 'a change in the new directory' });
+    expect(ids(reloads[1])).toEqual(['toko-y', 'toko-z']);
+    // The old directory is no longer watched.
+    await writeFile(join(dir, 'businesses', 'toko-x.yaml'), business('toko-x'));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(reloads).toHaveLength(2);
   });
 });

@@ -12,7 +12,10 @@ describe('configJsonSchema', () => {
     const schema = configJsonSchema();
     expect(schema.$schema).toBe('http://json-schema.org/draft-07/schema#');
     expect(schema.additionalProperties).toBe(false);
-    expect(schema.required).toEqual(['platform', 'receiver']);
+    // Required unless the config has businesses, whose top level holds defaults only (issue 26).
+    expect(schema.required).toBeUndefined();
+    expect(schema.if).toEqual({ anyOf: [{ required: ['businesses'] }, { required: ['businesses_dir'] }] });
+    expect((schema.else as { required: string[] }).required).toEqual(['platform', 'receiver']);
     const port = (schema.properties as Record<string, { properties: Record<string, unknown> }>).receiver
       ?.properties.port;
     expect(JSON.stringify(port)).toContain('#/definitions/env_reference');
@@ -36,7 +39,28 @@ describe('configJsonSchema', () => {
         'rules',
         'record',
         'tracing',
+        'businesses',
+        'businesses_dir',
       ],
+    ],
+    [
+      ['businesses', 0],
+      [
+        'id',
+        'platform',
+        'receiver',
+        'rules',
+        'channels',
+        'reply_window',
+        'business_hours',
+        'timezone',
+        'destinations',
+        'record',
+      ],
+    ],
+    [
+      ['businesses', 0, 'receiver'],
+      ['path', 'secrets'],
     ],
     [
       ['destinations', 'crm'],

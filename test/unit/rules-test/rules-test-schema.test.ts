@@ -19,7 +19,7 @@ describe('the JSON Schema of rule test files', () => {
     expect(schema.$schema).toBe('http://json-schema.org/draft-07/schema#');
     expect(schema.additionalProperties).toBe(false);
     expect(schema.required).toEqual(['cases']);
-    expect(Object.keys(schema.properties)).toEqual(['config', 'now', 'cases']);
+    expect(Object.keys(schema.properties)).toEqual(['config', 'business', 'now', 'cases']);
     expect(schema.properties.config?.description).toMatch(/relative to this file/);
     const text = JSON.stringify(schema);
     for (const key of ['matched_include', 'actions_include', 'no_action', 'text_contains', 'event_file']) {

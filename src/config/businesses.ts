@@ -1,0 +1,58 @@
+import type { CompiledRules } from '../rules/compile-rules.js';
+import type { BridgeConfig } from './config-schema.js';
+
+/**
+ * Many businesses, one bridge (issue 26): what a loaded business is, and the words for its id.
+ * A config without `businesses:` is one business, DEFAULT_BUSINESS_ID, that is not `explicit`.
+ */
+
+export const DEFAULT_BUSINESS_ID = 'default';
+
+/** `[a-z0-9-]`, 1 to 40 characters, no leading or trailing `-`: it goes in Redis keys, metric labels and `--business`. */
+export const BUSINESS_ID_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/;
+
+/** How the id rules read in a message. */
+export const BUSINESS_ID_RULE = '1 to 40 lowercase letters, digits and -, not starting or ending with -';
+
+/** The sections a business may set for itself; every other section is shared by all businesses. */
+export const BUSINESS_SECTIONS = [
+  'platform',
+  'receiver',
+  'rules',
+  'channels',
+  'reply_window',
+  'business_hours',
+  'timezone',
+  'destinations',
+  'record',
+] as const;
+export type BusinessSection = (typeof BUSINESS_SECTIONS)[number];
+
+/** The only `receiver:` keys a business may set: its webhook path and secrets. */
+export const BUSINESS_RECEIVER_KEYS = ['path', 'secrets'] as const;
+
+/** Sections one process has once, whatever the number of businesses (refused in a business). */
+export const SHARED_SECTIONS = ['redis', 'worker', 'admin', 'log', 'tracing'] as const;
+
+/** The webhook path of a business that does not set `receiver.path`. */
+export function defaultWebhookPath(id: string): string {
+  return `/webhooks/${id}`;
+}
+
+export interface LoadedBusiness {
+  /** Its id; DEFAULT_BUSINESS_ID for the one business of a config without `businesses:`. */
+  readonly id: string;
+  /** False only for that implicit business: its Redis keys, metrics and logs stay exactly as before businesses existed. */
+  readonly explicit: boolean;
+  /** The whole config as this business runs with it: the top level with the business's overrides merged in, validated by configSchema like any config. */
+  readonly config: BridgeConfig;
+  readonly rules: CompiledRules;
+  /** Where it is defined (the config file, or its file in businesses_dir) and the line of its entry, for messages. */
+  readonly file: string;
+  readonly line: number;
+  /**
+   * The sections the business wrote itself (`platform`, `receiver`, `rules`, ...), in the order of
+   * BUSINESS_SECTIONS; the others are the top level's. Absent for the implicit business.
+   */
+  readonly overrides?: readonly BusinessSection[];
+}
