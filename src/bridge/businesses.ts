@@ -1,26 +1,16 @@
 import type { BridgeConfig } from '../config/config-schema.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import type { ReceiverBusiness } from '../receive/receiver-options.js';
-import type { CompiledRules } from '../rules/compile-rules.js';
 import type { BusinessStatus } from '../worker/businesses/business-table.js';
 import type { BusinessSetup } from './compose-worker.js';
-
-/** A business as config/load-config.ts gives it (issue 26). */
-interface LoadedBusinessView {
-  readonly id: string;
-  readonly explicit: boolean;
-  readonly config: BridgeConfig;
-  readonly rules: CompiledRules;
-}
 
 /**
  * The businesses of a config that names them (`businesses:` or `businesses_dir`), or undefined
  * for a config of one business, which runs exactly as before businesses existed.
  */
 export function explicitBusinesses(loaded: LoadedConfig): readonly BusinessSetup[] | undefined {
-  const list = (loaded as LoadedConfig & { businesses?: readonly LoadedBusinessView[] }).businesses;
-  if (list === undefined || !list.some((business) => business.explicit)) return undefined;
-  return list.map(({ id, config, rules }) => ({ id, config, rules }));
+  if (!loaded.businesses.some((business) => business.explicit)) return undefined;
+  return loaded.businesses.map(({ id, config, rules }) => ({ id, config, rules }));
 }
 
 /** Where each business's webhooks arrive, and with which secrets. */

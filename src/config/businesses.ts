@@ -1,3 +1,4 @@
+import { BUSINESS_ID_PATTERN } from '../events/business-id.js';
 import type { CompiledRules } from '../rules/compile-rules.js';
 import type { BridgeConfig } from './config-schema.js';
 
@@ -8,8 +9,7 @@ import type { BridgeConfig } from './config-schema.js';
 
 export const DEFAULT_BUSINESS_ID = 'default';
 
-/** `[a-z0-9-]`, 1 to 40 characters, no leading or trailing `-`: it goes in Redis keys, metric labels and `--business`. */
-export const BUSINESS_ID_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/;
+export { BUSINESS_ID_PATTERN };
 
 /** How the id rules read in a message. */
 export const BUSINESS_ID_RULE = '1 to 40 lowercase letters, digits and -, not starting or ending with -';
