@@ -95,6 +95,7 @@ async function readEvents(options: Options, io: CliIo): Promise<RecordedEvent[]>
     config: options.config,
     ...(options.redisUrl !== undefined ? { redisUrl: options.redisUrl } : {}),
     ...(options.prefix !== undefined ? { prefix: options.prefix } : {}),
+    ...(options.business !== undefined ? { business: options.business } : {}),
   });
   const read = await runWithRedis(target, (redis, layout) =>
     readRecordedEvents(redis, layout.global, sinceMs !== undefined ? { sinceMs } : {}),

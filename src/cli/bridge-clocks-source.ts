@@ -1,4 +1,5 @@
 import { Queue } from 'bullmq';
+import { loadConfig } from '../config/load-config.js';
 import type { InboxClocks } from '../emulator/inbox-clocks.js';
 import { layoutFor } from '../queue/key-layout.js';
 import { QUEUE_NAMES } from '../queue/redis-keys.js';
@@ -12,7 +13,12 @@ import { resolveRedisTarget } from './redis-target.js';
  * The wiring lives in the CLI so the emulator itself imports nothing from the bridge.
  */
 export async function bridgeClocksSource(configPath: string) {
-  const target = await resolveRedisTarget({ config: configPath });
+  const target = await resolveRedisTarget({ config: configPath }, process.env, undefined, 'any');
+  // A bridge of several businesses: the inbox's business is the one whose Business ID it is.
+  const { businesses } = await loadConfig(configPath, { allowMissingEnv: true });
+  const businessFor = (businessId: string) =>
+    businesses.find((b) => b.explicit && b.config.platform.auth.businessId === businessId) ??
+    businesses.find((b) => !b.explicit);
   const redis = createRedisClient(target.topology, {
     maxRetriesPerRequest: 1,
     connectionName: 'convo-bridge:emulator-clocks',
@@ -27,11 +33,14 @@ export async function bridgeClocksSource(configPath: string) {
     (shard) => new Queue(QUEUE_NAMES.timers, { connection: redis, prefix: shard.queuePrefix }),
   );
   return {
-    clocks: async (conversationId: string): Promise<InboxClocks | null> => {
-      const shard = layout.shardOf(conversationId);
+    clocks: async (conversationId: string, businessId: string): Promise<InboxClocks | null> => {
+      const business = businessFor(businessId);
+      if (business === undefined) return null;
+      const scoped = layout.forBusiness(business.explicit ? business.id : null);
+      const shard = scoped.shardOf(conversationId);
       const queue = queues[shard.index] as Queue;
       const [found] = await listConversationClocks(redis, shard.keys, queue, {
-        ...(target.config ? { config: target.config } : {}),
+        config: business.config,
         conversationId,
       });
       return found ?? { timers: [], window: { applies: false, closesAt: null, closesLocal: null } };

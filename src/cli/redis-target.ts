@@ -1,11 +1,13 @@
 import { type Command, Option } from 'commander';
 import { z } from 'zod';
 import { describeError } from '../base/errors.js';
+import { BUSINESS_ID_RULE } from '../config/businesses.js';
 import { ConfigError } from '../config/config-error.js';
 import type { BridgeConfig } from '../config/config-schema.js';
 import type { Env } from '../config/interpolate-env.js';
 import { loadConfig } from '../config/load-config.js';
 import { DEFAULT_CONFIG_PATH, resolveConfigPath } from '../config/resolve-config-path.js';
+import { BUSINESS_ID_PATTERN } from '../events/business-id.js';
 import { type KeyLayout, layoutFor } from '../queue/key-layout.js';
 import { storedKeyLayout } from '../queue/layout-record.js';
 import { redisAddress } from '../redis/redis-address.js';
@@ -18,6 +20,7 @@ import {
 } from '../redis/redis-connection.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
+import { pickBusiness } from './pick-business.js';
 
 export { redisAddress };
 
@@ -29,14 +32,20 @@ export interface RedisTarget {
   prefix: string;
   /** In words, for messages: "config/bridge.yaml (redis.url)", "--redis-url". */
   source: string;
-  /** The bridge config, when the target came from one (`timers list` reads its windows and zone). */
+  /** The bridge config, when the target came from one (`timers list` reads its windows and zone): the business's. */
   config?: BridgeConfig;
+  /**
+   * The business whose entries to read (issue 26, `--business`); null: the one business of a config
+   * without `businesses:` (keys as before businesses existed).
+   */
+  business: string | null;
 }
 
 export interface RedisTargetFlags {
   config?: string;
   redisUrl?: string;
   prefix?: string;
+  business?: string;
 }
 
 const FlagsSchema = z.object({
@@ -55,6 +64,10 @@ const FlagsSchema = z.object({
       '--prefix must be 1-64 letters, digits, "_", "." or "-" (the default is "cb")',
     )
     .optional(),
+  business: z
+    .string()
+    .regex(BUSINESS_ID_PATTERN, `--business takes a business id (${BUSINESS_ID_RULE})`)
+    .optional(),
 });
 
 /**
@@ -71,7 +84,13 @@ export function addRedisTargetOptions(command: Command): Command {
       ),
     )
     .addOption(new Option('--redis-url <url>', 'Redis URL; overrides the config (else $REDIS_URL)'))
-    .addOption(new Option('--prefix <prefix>', "key prefix; overrides the config's redis.prefix"));
+    .addOption(new Option('--prefix <prefix>', "key prefix; overrides the config's redis.prefix"))
+    .addOption(
+      new Option(
+        '--business <id>',
+        'with businesses: whose entries (required when the config has several; without a config, the id as written)',
+      ),
+    );
 }
 
 /**
@@ -85,12 +104,19 @@ export async function resolveRedisTarget(
   rawFlags: RedisTargetFlags,
   env: Env = process.env,
   exists?: (path: string) => boolean,
+  /** `any`: a command that works on every business at once (reshard): no --business, none picked. */
+  businesses: 'one' | 'any' = 'one',
 ): Promise<RedisTarget> {
   const parsed = FlagsSchema.safeParse(rawFlags);
   if (!parsed.success) {
     throw new CliError(parsed.error.issues.map((issue) => issue.message).join('; '));
   }
   const flags = parsed.data;
+  if (businesses === 'any' && flags.business !== undefined) {
+    throw new CliError(
+      '--business does not apply here: this command works on every business at once; leave it out',
+    );
+  }
   const configPath = resolveConfigPath(flags.config, env, exists);
   if (configPath !== undefined) {
     let loaded: Awaited<ReturnType<typeof loadConfig>>;
@@ -109,12 +135,14 @@ export async function resolveRedisTarget(
     }
     const topology =
       flags.redisUrl === undefined ? loaded.config.redis.topology : singleRedis(flags.redisUrl);
+    const business = businesses === 'one' ? pickBusiness(loaded, flags.business) : undefined;
     return {
       topology,
       address: describeTopology(topology),
       prefix: flags.prefix ?? loaded.config.redis.prefix,
       source: flags.redisUrl === undefined ? `${configPath} (redis.url)` : `--redis-url (over ${configPath})`,
-      config: loaded.config,
+      config: business?.config ?? loaded.config,
+      business: business?.explicit ? business.id : null,
     };
   }
   const redisUrl = flags.redisUrl ?? env.REDIS_URL;
@@ -130,6 +158,7 @@ export async function resolveRedisTarget(
     address: redisAddress(redisUrl),
     prefix: flags.prefix ?? 'cb',
     source: flags.redisUrl === undefined ? '$REDIS_URL' : '--redis-url',
+    business: flags.business ?? null,
   };
 }
 
@@ -215,7 +244,7 @@ export async function runWithRedis<T>(
 ): Promise<T> {
   const redis = await connectRedisTarget(target);
   try {
-    return await work(redis, await targetLayout(redis, target));
+    return await work(redis, (await targetLayout(redis, target)).forBusiness(target.business));
   } finally {
     redis.disconnect();
   }
@@ -248,4 +277,5 @@ export async function otherPrefixesWith(
 
 /** How every Redis-reading command finds Redis, for its --help. */
 export const REDIS_TARGET_HELP = `Redis: --config (or config/bridge.yaml, then $CONVO_BRIDGE_CONFIG) gives redis.url and redis.prefix,
-as for start; --redis-url and --prefix override them. Unreachable Redis: exit 2 within 5 s.`;
+as for start; --redis-url and --prefix override them. Unreachable Redis: exit 2 within 5 s.
+With businesses, --business ID says whose entries (required when the config has several).`;

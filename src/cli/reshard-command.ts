@@ -38,7 +38,7 @@ not match the layout recorded in Redis refuses to start and says to run this.`,
     if (!Number.isInteger(to) || to < 1 || to > 128) {
       throw new CliError(`--to must be a whole number from 1 to 128, got ${JSON.stringify(options.to)}`);
     }
-    const target = await resolveRedisTarget(command.opts<RedisTargetFlags>());
+    const target = await resolveRedisTarget(command.opts<RedisTargetFlags>(), process.env, undefined, 'any');
     if (target.config && target.config.redis.shards !== to) {
       throw new CliError(
         `the config says redis.shards: ${target.config.redis.shards}, not ${to}: set redis.shards: ${to} first, so that the bridge starts with the layout this makes`,

@@ -209,7 +209,7 @@ export class EmulatorAdmin {
 
   /** The bridge's clocks of a conversation, when the emulator was given a source (inbox page). */
   async clocks(conversationId: string): Promise<InboxClocks | null> {
-    return this.options.clocks ? this.options.clocks(conversationId) : null;
+    return this.options.clocks ? this.options.clocks(conversationId, this.businessId) : null;
   }
 
   /** Now, on the emulator's clock (ms). */

@@ -137,10 +137,13 @@ export const EmulatorOptionsSchema = z.strictObject({
   /**
    * The bridge's clocks of a conversation for the inbox page (issue 16, "visible clocks"): its
    * pending timers and its idea of the window's end. The emulator knows nothing of the bridge; the
-   * caller supplies this (the CLI's --clocks-config reads the bridge's Redis).
+   * caller supplies this (the CLI's --clocks-config reads the bridge's Redis). With several
+   * businesses, it is told whose conversation (the business's Business ID).
    */
   clocks: z
-    .custom<(conversationId: string) => Promise<InboxClocks | null>>((value) => typeof value === 'function')
+    .custom<(conversationId: string, businessId: string) => Promise<InboxClocks | null>>(
+      (value) => typeof value === 'function',
+    )
     .optional(),
   /** Told about every failed webhook attempt (the CLI prints them; issue 13, item 9). */
   onWebhookFailure: z

@@ -61,6 +61,8 @@ export async function listConversationClocks(
     const parsed = TimerJobDataSchema.safeParse(job?.data);
     if (!parsed.success) continue;
     const data = parsed.data;
+    // The timers queue is shared by the businesses of a bridge of several (issue 26): these keys' only.
+    if ((data.business ?? null) !== keys.business) continue;
     if (options.conversationId !== undefined && data.conversationId !== options.conversationId) continue;
     const entry = byConversation.get(data.conversationId) ?? { timers: [], channel: data.event.channel };
     byConversation.set(data.conversationId, entry);
