@@ -320,7 +320,7 @@ const workerSchema = z
     business_concurrency: integer(1, 1000)
       .optional()
       .describe(
-        'With several businesses: at most this many jobs of one business run at once in a worker process, so that one business cannot take every slot (default: half of concurrency, rounded up).',
+        "With several businesses: one business's fair share of a worker process's event slots; past it, the business gets more only while no other business's events wait, and never more than three quarters of them (default: half of concurrency, rounded up).",
       ),
     attempts: integer(1, 100).prefault(8),
     backoff: z

@@ -207,7 +207,9 @@ export class BusinessTable {
     const metrics = this.viewFor(id);
     let gate: BusinessGate | undefined;
     if (this.many && id !== null) {
-      gate = this.gates.get(id) ?? new BusinessGate(id, shared.settings.businessConcurrency);
+      gate =
+        this.gates.get(id) ??
+        new BusinessGate(id, shared.settings.businessConcurrency, shared.settings.concurrency);
       this.gates.set(id, gate);
     }
     const log = id === null ? shared.log : shared.log.child({ business: id });

@@ -1,6 +1,12 @@
 import type { PauseReason } from '../failures/job-failure-policy.js';
 
 /**
+ * How long a business at its share may go without an event finishing before its events park
+ * instead of waiting in their job: its platform hangs or is slow, and waiting would hold job slots.
+ */
+export const STALLED_AFTER_MS = 500;
+
+/**
  * Isolation of one business from the others in a bridge that serves several (issue 26). The
  * businesses share the queues and the batches (a BullMQ worker per business would cost about
  * 230 KB and a Redis connection each, far too much for 200 businesses; a batch per business would
@@ -8,25 +14,37 @@ import type { PauseReason } from '../failures/job-failure-policy.js';
  * business and per event, in this process:
  * - **pauses**: a 429 or a refusal of the credentials pauses this business only; its events wait
  *   (their job parks until the pause ends, no attempt used) while the batch's other events run;
- * - **fair share**: at most `cap` of its events run at once here (`worker.business_concurrency`),
- *   so a business that floods the bridge, or whose platform hangs, cannot take every slot. Its
- *   events over the cap wait the same way, and each of its events that finishes wakes the oldest
- *   job parked for room.
+ * - **fair share**: the process's event slots go to the business running the fewest events, and a
+ *   business at `cap` (`worker.business_concurrency`) gets one more only while no other business
+ *   waits (event-slots.ts);
+ * - **a stalled business** (at its share, and no event of it finished for STALLED_AFTER_MS: its
+ *   platform hangs) holds no job slots: its further events park with their job, which is woken
+ *   when one of the business's events finishes.
  */
 export class BusinessGate {
   /** Epoch ms until which this business's events wait (a 429, refused credentials); 0: not paused. */
   pausedUntil = 0;
   /** Why it was last paused. */
   pauseReason: PauseReason | null = null;
-  /** Its events running in this process now. */
+  /** Its events running in this process now (counted by the event slots). */
   running = 0;
-  /** Jobs parked for room, oldest first: each is woken once (promoted). */
-  private readonly waiting: (() => void)[] = [];
+  /** When one of its events last started below its share or finished (ms). */
+  private lastProgressAt = Date.now();
+  /** Jobs parked while it was stalled, oldest first: each is woken once (promoted). */
+  private readonly parked: (() => void)[] = [];
+
+  /** Most of its events that run here at once even when no other business waits. */
+  readonly ceiling: number;
 
   constructor(
     readonly id: string,
+    /** Its share of the process's event slots (`worker.business_concurrency`). */
     readonly cap: number,
-  ) {}
+    /** The process's event slots (`worker.concurrency`): a quarter of them stay for the others. */
+    slots: number,
+  ) {
+    this.ceiling = Math.max(cap, slots - Math.max(1, Math.floor(slots / 4)));
+  }
 
   pause(ms: number, reason: PauseReason, now = Date.now()): void {
     this.pausedUntil = Math.max(this.pausedUntil, now + ms);
@@ -37,22 +55,27 @@ export class BusinessGate {
     return this.pausedUntil > now;
   }
 
-  /** Takes a slot for one event; false when `cap` of this business's events run here already. */
-  tryStart(): boolean {
-    if (this.running >= this.cap) return false;
-    this.running += 1;
-    return true;
+  /** At its share with no event finished for a while: its events should not wait in their jobs. */
+  isStalled(now = Date.now()): boolean {
+    return this.running >= this.cap && now - this.lastProgressAt > STALLED_AFTER_MS;
   }
 
-  /** Gives an event's slot back and wakes the oldest job parked for room. */
+  /** One of its events takes a slot (event-slots.ts). */
+  start(): void {
+    if (this.running < this.cap) this.lastProgressAt = Date.now();
+    this.running += 1;
+  }
+
+  /** One of its events gave its slot back: progress, and the oldest parked job is woken. */
   finish(): void {
     this.running -= 1;
-    this.waiting.shift()?.();
+    this.lastProgressAt = Date.now();
+    this.parked.shift()?.();
   }
 
-  /** Calls `wake` once, when one of this business's running events finishes here. */
+  /** Calls `wake` once, when one of this business's events finishes here. */
   onRoom(wake: () => void): void {
     // Bounded: past it a parked job comes back by itself (its recheck) rather than by a wake.
-    if (this.waiting.length < 10_000) this.waiting.push(wake);
+    if (this.parked.length < 10_000) this.parked.push(wake);
   }
 }

@@ -7,6 +7,7 @@ import { jobRetryDelay } from '../failures/backoff.js';
 import { BusinessPaused, deadLetter, failureOf, pauseOnFailure } from '../failures/job-failure-policy.js';
 import type { ActionReport } from '../ports.js';
 import type { BusinessGate } from './business-gate.js';
+import { GAVE_UP } from './event-slots.js';
 import { checkOrderGate, GHOST_GRACE_MS, leaveOrder, ORDER_RECHECK_MS } from './order-gate.js';
 import { type PrepareOutcome, prepareEvents } from './prepare-run.js';
 import type { BatchDeps, EventProcessorDeps } from './processor-deps.js';
@@ -86,6 +87,9 @@ class EventRunFailed extends Error {
   }
 }
 
+/** No room in a business's fair share (see EventBatch.runInSlots). */
+const NO_ROOM = Symbol('no room');
+
 /**
  * An event held back by its business (issue 26): paused until a time, over its fair share here
  * (woken when one of the business's events finishes), or of a business this worker does not serve.
@@ -120,8 +124,8 @@ class EventBatch {
   readonly failures: Record<string, number>;
   failuresChanged = false;
   private kept = false;
-  /** This job's own running events per business gate, and its events waiting for them (roomFor). */
-  private readonly ownRunning = new Map<BusinessGate, { count: number; waiters: (() => void)[] }>();
+  /** This job's own events per business gate, running or waiting for a slot (runInSlots). */
+  private readonly ownRunning = new Map<BusinessGate, { count: number }>();
   /** When the earliest retry of a failed event is due (ms from now); undefined when none. */
   retryInMs: number | undefined;
   deadLettered = 0;
@@ -226,57 +230,56 @@ class EventBatch {
         continue;
       }
       if (outcome.gate.kind !== 'go' || !('state' in outcome)) return { kind: 'waiting', item };
-      // Its business paused meanwhile, or has its fair share of events running here (issue 26).
+      // Its business paused meanwhile (issue 26).
       if (gate?.isPaused()) return { kind: 'paused', item, until: gate.pausedUntil };
-      if (gate && !(await this.roomFor(gate))) return { kind: 'room', item, gate };
       const actions: ActionReport[] = [];
+      const prepared = outcome;
+      const run = () => runEvent(item, this.member(item), prepared, deps, actions, this.replay);
+      let result: EventRunResult | typeof NO_ROOM;
       try {
-        const prepared = outcome;
-        const run = () => runEvent(item, this.member(item), prepared, deps, actions, this.replay);
         // With tracing on, the run is the `event process` span of the webhook's trace (issue 14).
-        this.done.push(await deps.slots.run(() => traceEventRun(item, run, eventSpanFacts)));
+        result = await this.runInSlots(deps, gate, () => traceEventRun(item, run, eventSpanFacts));
       } catch (error) {
         await outcome.state.flush().catch(() => undefined);
         return new EventRunFailed(item, actions, error);
-      } finally {
-        if (gate) this.finished(gate);
       }
+      if (result === NO_ROOM) return { kind: 'room', item, gate: gate as BusinessGate };
+      this.done.push(result);
     }
     return { kind: 'done' };
   }
 
   /**
-   * A slot in the business's fair share for one event. When the business has its share running
-   * here, an event waits in this job only for this job's own events of the business (it holds its
-   * BullMQ slot for them anyway); when they are all another job's, the job parks instead, so that
-   * a business whose platform hangs cannot hold every job slot.
+   * Runs an event in one of the process's event slots, given to its business fairly (event-slots.ts,
+   * issue 26). When its business is stalled (at its share and hanging, business-gate.ts), the event
+   * gives up (NO_ROOM: at once when none of this job's own events of it runs, else once waiting for
+   * a slot) and the job parks, so that a business whose platform hangs cannot hold the job slots
+   * the others' batches need.
    */
-  private async roomFor(gate: BusinessGate): Promise<boolean> {
-    while (!gate.tryStart()) {
-      const own = this.ownRunning.get(gate);
-      if (own === undefined || own.count === 0) return false;
-      await new Promise<void>((resolve) => own.waiters.push(resolve));
-    }
-    const own = this.ownRunning.get(gate) ?? { count: 0, waiters: [] };
+  private async runInSlots<T>(
+    deps: EventProcessorDeps,
+    gate: BusinessGate | undefined,
+    task: () => Promise<T>,
+  ): Promise<T | typeof NO_ROOM> {
+    if (gate === undefined) return deps.slots.run(task);
+    const own = this.ownOf(gate);
+    if (own.count === 0 && gate.isStalled()) return NO_ROOM;
     own.count += 1;
-    this.ownRunning.set(gate, own);
-    return true;
+    try {
+      const outcome = await deps.slots.run(task, gate);
+      return outcome === GAVE_UP ? NO_ROOM : outcome;
+    } finally {
+      own.count -= 1;
+    }
   }
 
-  private finished(gate: BusinessGate): void {
-    const own = this.ownRunning.get(gate);
-    if (own) {
-      own.count -= 1;
-      // Waiters of this job first: the business's slot goes back to the gate, which wakes a parked job
-      // only when none of this job's own events waits for it.
-      const next = own.waiters.shift();
-      if (next) {
-        gate.running -= 1;
-        next();
-        return;
-      }
+  private ownOf(gate: BusinessGate): { count: number } {
+    let own = this.ownRunning.get(gate);
+    if (own === undefined) {
+      own = { count: 0 };
+      this.ownRunning.set(gate, own);
     }
-    gate.finish();
+    return own;
   }
 
   /** Before the job parks or retries: what this attempt finished and which events failed go with it (one write, rare path). */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createEventSlots } from '../../../../src/worker/processor/event-slots.js';
+import { BusinessGate } from '../../../../src/worker/processor/business-gate.js';
+import { createEventSlots, GAVE_UP } from '../../../../src/worker/processor/event-slots.js';
 
 describe('createEventSlots', () => {
   it('never runs more tasks at once than it has slots, and runs them all', async () => {
@@ -28,5 +29,73 @@ describe('createEventSlots', () => {
     const slots = createEventSlots(1);
     await expect(slots.run(() => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     expect(await slots.run(async () => 'next')).toBe('next');
+  });
+});
+
+/** Tasks that run until released by hand, per business, to look at who gets the slots. */
+function harness(size: number, gates: Record<string, BusinessGate>) {
+  const slots = createEventSlots(size);
+  const running: Record<string, number> = {};
+  const releases: Record<string, (() => void)[]> = {};
+  const started: string[] = [];
+  const outcomes: Promise<unknown>[] = [];
+  const submit = (business: string) => {
+    const gate = gates[business] as BusinessGate;
+    outcomes.push(
+      slots.run(async () => {
+        started.push(business);
+        running[business] = (running[business] ?? 0) + 1;
+        await new Promise<void>((resolve) => {
+          (releases[business] ??= []).push(resolve);
+        });
+        running[business] = (running[business] ?? 1) - 1;
+        return business;
+      }, gate),
+    );
+  };
+  const release = async (business: string) => {
+    releases[business]?.shift()?.();
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+  };
+  return { submit, release, running, started, outcomes };
+}
+
+describe('createEventSlots with businesses (fair share, issue 26)', () => {
+  it('lets a lone business use slots past its share, up to its ceiling (a quarter stays free)', () => {
+    const gates = { a: new BusinessGate('a', 4, 8) };
+    const h = harness(8, gates);
+    for (let i = 0; i < 10; i++) h.submit('a');
+    expect(h.running.a).toBe(6);
+    expect(gates.a.running).toBe(6);
+  });
+
+  it('gives a freed slot to the business running the fewest, and holds a business at its share while another waits', async () => {
+    const gates = { a: new BusinessGate('a', 2, 4), b: new BusinessGate('b', 2, 4) };
+    const h = harness(4, gates);
+    for (let i = 0; i < 4; i++) h.submit('a');
+    for (let i = 0; i < 3; i++) h.submit('b');
+    // a took 3 (alone past its share of 2, up to its ceiling 3) and one of its events waits; b got
+    // the last slot and two of its events wait.
+    expect(h.running).toEqual({ a: 3, b: 1 });
+    await h.release('a');
+    // The freed slot goes to b (running fewer), although a's event waited first.
+    expect(h.running).toEqual({ a: 2, b: 2 });
+    await h.release('a');
+    // Now a runs fewer: its waiting event gets the slot, and b stays at its share while a waits.
+    expect(h.running).toEqual({ a: 2, b: 2 });
+    expect(h.started).toEqual(['a', 'a', 'a', 'b', 'b', 'a']);
+  });
+
+  it('makes the waiting events of a stalled business give up, so that their jobs park', async () => {
+    const gate = new BusinessGate('a', 1, 2);
+    const slots = createEventSlots(2);
+    const hang = new Promise<void>(() => {});
+    void slots.run(() => hang, gate);
+    void slots.run(() => hang, gate);
+    const waiting = slots.run(async () => 'ran', gate);
+    // No event of a finished for longer than STALLED_AFTER_MS: the waiter gives up.
+    expect(await waiting).toBe(GAVE_UP);
+    expect(gate.isStalled()).toBe(true);
   });
 });
