@@ -7,8 +7,8 @@ import type { BusinessGate } from './business-gate.js';
  *
  * With several businesses (issue 26) each event names its business's gate, and a freed slot goes
  * to the waiting event whose business runs the fewest events here (fair share); a business at its
- * share (`worker.business_concurrency`) gets another slot only while no other business's event
- * waits, and never more than its ceiling (a quarter of the slots stay for the others' events, so
+ * share (`worker.business_concurrency`) gets another slot only while no business below its share
+ * waits (a slot never stays idle while events wait), and never more than its ceiling (a quarter of the slots stay for the others' events, so
  * a business whose platform hangs cannot hold them all while it is alone). An event of a business
  * that stalls (business-gate.ts) stops waiting (GAVE_UP): its job parks instead of holding a job
  * slot. Without gates the slots are first come, first served, as before.
@@ -35,10 +35,13 @@ export function createEventSlots(size: number): EventSlots {
   let free = Math.max(1, size);
   const waiting: Waiter[] = [];
   let stallTimer: NodeJS.Timeout | undefined;
-  /** Only this gate's events wait (or none do): its share does not bind. */
-  const aloneWaiting = (gate: BusinessGate) => waiting.every((w) => w.gate === gate);
+  /** No other business below its share waits: past its own share, this one may take a slot. */
+  const noneBelowShareWaits = (gate: BusinessGate) =>
+    waiting.every((w) => w.gate === gate || w.gate === undefined || w.gate.running >= w.gate.cap);
   const mayRun = (gate: BusinessGate | undefined) =>
-    gate === undefined || gate.running < gate.cap || (gate.running < gate.ceiling && aloneWaiting(gate));
+    gate === undefined ||
+    gate.running < gate.cap ||
+    (gate.running < gate.ceiling && noneBelowShareWaits(gate));
   /** The waiter a free slot goes to: the first, or with gates the one of the business running least. */
   const next = (): number => {
     let best = -1;

@@ -62,12 +62,16 @@ function harness(size: number, gates: Record<string, BusinessGate>) {
 }
 
 describe('createEventSlots with businesses (fair share, issue 26)', () => {
-  it('lets a lone business use slots past its share, up to its ceiling (a quarter stays free)', () => {
+  it('lets a lone business use slots past its share, up to its ceiling (a quarter stays free)', async () => {
     const gates = { a: new BusinessGate('a', 4, 8) };
     const h = harness(8, gates);
     for (let i = 0; i < 10; i++) h.submit('a');
     expect(h.running.a).toBe(6);
     expect(gates.a.running).toBe(6);
+    // A freed slot goes to its next event, and the two reserved slots stay free.
+    await h.release('a');
+    expect(h.running.a).toBe(6);
+    expect(h.started).toHaveLength(7);
   });
 
   it('gives a freed slot to the business running the fewest, and holds a business at its share while another waits', async () => {
@@ -85,6 +89,29 @@ describe('createEventSlots with businesses (fair share, issue 26)', () => {
     // Now a runs fewer: its waiting event gets the slot, and b stays at its share while a waits.
     expect(h.running).toEqual({ a: 2, b: 2 });
     expect(h.started).toEqual(['a', 'a', 'a', 'b', 'b', 'a']);
+  });
+
+  it('never leaves a slot idle while events wait: past their shares, the business running fewest gets it', async () => {
+    const gates = {
+      a: new BusinessGate('a', 1, 4),
+      b: new BusinessGate('b', 1, 4),
+      c: new BusinessGate('c', 1, 4),
+    };
+    const h = harness(4, gates);
+    h.submit('c');
+    h.submit('c'); // alone: past its share
+    h.submit('a');
+    h.submit('a'); // no one below its share waits: past its share too
+    h.submit('b'); // waits
+    h.submit('a'); // waits
+    h.submit('b'); // waits
+    expect(h.running).toEqual({ c: 2, a: 2 });
+    await h.release('c');
+    // b is below its share: it gets the slot.
+    expect(h.running).toEqual({ c: 1, a: 2, b: 1 });
+    await h.release('c');
+    // Every waiting business is at or past its share: the slot goes to the one running fewest (b).
+    expect(h.running).toEqual({ c: 0, a: 2, b: 2 });
   });
 
   it('makes the waiting events of a stalled business give up, so that their jobs park', async () => {
