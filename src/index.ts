@@ -3,6 +3,8 @@
 export { formatDuration, parseDuration, parseSize } from './base/duration.js';
 export { ConvoBridgeError } from './base/errors.js';
 export { formatWib, parseWib } from './base/wib-time.js';
+export type { LoadedBusiness } from './config/businesses.js';
+export { BUSINESS_ID_PATTERN, DEFAULT_BUSINESS_ID } from './config/businesses.js';
 export type { ConfigIssue } from './config/config-error.js';
 export { ConfigError, formatConfigIssue } from './config/config-error.js';
 export { configJsonSchema } from './config/config-json-schema.js';
@@ -85,7 +87,7 @@ export {
 export { RECEIVER_DEFAULTS } from './receive/receiver-defaults.js';
 export type { ReceiverErrorCode } from './receive/receiver-errors.js';
 export { ReceiverError } from './receive/receiver-errors.js';
-export type { ReceiverOptions } from './receive/receiver-options.js';
+export type { ReceiverBusiness, ReceiverOptions } from './receive/receiver-options.js';
 export type { ReplayDeps, ReplayResult } from './receive/replay-quarantined.js';
 export { replayQuarantined } from './receive/replay-quarantined.js';
 export { createSecretVerifier } from './receive/verify-secret.js';
