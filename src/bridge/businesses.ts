@@ -1,4 +1,3 @@
-import type { BridgeConfig } from '../config/config-schema.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import type { ReceiverBusiness } from '../receive/receiver-options.js';
 import type { BusinessStatus } from '../worker/businesses/business-table.js';

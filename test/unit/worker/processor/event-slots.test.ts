@@ -45,9 +45,9 @@ function harness(size: number, gates: Record<string, BusinessGate>) {
       slots.run(async () => {
         started.push(business);
         running[business] = (running[business] ?? 0) + 1;
-        await new Promise<void>((resolve) => {
-          (releases[business] ??= []).push(resolve);
-        });
+        const list = releases[business] ?? [];
+        releases[business] = list;
+        await new Promise<void>((resolve) => list.push(resolve));
         running[business] = (running[business] ?? 1) - 1;
         return business;
       }, gate),
