@@ -90,6 +90,9 @@ export class BusinessTable {
     for (const id of next.keys()) this.retired.delete(id);
     this.contexts.clear();
     for (const [id, context] of next) this.contexts.set(id, context);
+    // A lone business has no one to leave slots to; with several, a quarter stays for the others.
+    for (const context of next.values())
+      if (context.gate) context.gate.ceiling = context.gate.ceilingAmong(next.size);
     this.batches.clear();
     // Jobs that waited for a business this process did not serve go now that it does.
     for (const id of next.keys()) {

@@ -34,16 +34,22 @@ export class BusinessGate {
   private readonly parked: (() => void)[] = [];
 
   /** Most of its events that run here at once even when no other business waits. */
-  readonly ceiling: number;
+  ceiling: number;
 
   constructor(
     readonly id: string,
     /** Its share of the process's event slots (`worker.business_concurrency`). */
     readonly cap: number,
     /** The process's event slots (`worker.concurrency`): a quarter of them stay for the others. */
-    slots: number,
+    private readonly slots: number,
   ) {
-    this.ceiling = Math.max(cap, slots - Math.max(1, Math.floor(slots / 4)));
+    this.ceiling = this.ceilingAmong(2);
+  }
+
+  /** Its ceiling when the bridge serves `businesses` businesses: all the slots when it is the only one. */
+  ceilingAmong(businesses: number): number {
+    if (businesses <= 1) return this.slots;
+    return Math.max(this.cap, this.slots - Math.max(1, Math.floor(this.slots / 4)));
   }
 
   pause(ms: number, reason: PauseReason, now = Date.now()): void {

@@ -26,56 +26,76 @@ export const GAVE_UP = Symbol('gave up');
 /** How often waiting events look whether their business stalled. */
 const STALL_CHECK_MS = 100;
 
-interface Waiter {
-  gate: BusinessGate | undefined;
-  wake: (go: boolean) => void;
-}
+type Wake = (go: boolean) => void;
 
 export function createEventSlots(size: number): EventSlots {
   let free = Math.max(1, size);
-  const waiting: Waiter[] = [];
+  /**
+   * The waiting events, first come first: per business (gate) with several businesses, so that
+   * choosing the next costs the number of waiting businesses, not of waiting events; one queue
+   * (key undefined) without gates.
+   */
+  const queues = new Map<BusinessGate | undefined, Wake[]>();
+  let waitingCount = 0;
   let stallTimer: NodeJS.Timeout | undefined;
+  const enqueue = (gate: BusinessGate | undefined, wake: Wake) => {
+    const queue = queues.get(gate);
+    if (queue) queue.push(wake);
+    else queues.set(gate, [wake]);
+    waitingCount += 1;
+  };
+  const dequeue = (gate: BusinessGate | undefined): Wake | undefined => {
+    const queue = queues.get(gate);
+    const wake = queue?.shift();
+    if (queue && queue.length === 0) queues.delete(gate);
+    if (wake) waitingCount -= 1;
+    return wake;
+  };
   /** No other business below its share waits: past its own share, this one may take a slot. */
-  const noneBelowShareWaits = (gate: BusinessGate) =>
-    waiting.every((w) => w.gate === gate || w.gate === undefined || w.gate.running >= w.gate.cap);
+  const noneBelowShareWaits = (gate: BusinessGate) => {
+    for (const other of queues.keys())
+      if (other !== gate && other !== undefined && other.running < other.cap) return false;
+    return true;
+  };
   const mayRun = (gate: BusinessGate | undefined) =>
     gate === undefined ||
     gate.running < gate.cap ||
     (gate.running < gate.ceiling && noneBelowShareWaits(gate));
-  /** The waiter a free slot goes to: the first, or with gates the one of the business running least. */
-  const next = (): number => {
-    let best = -1;
-    for (let i = 0; i < waiting.length; i++) {
-      const gate = (waiting[i] as Waiter).gate;
-      if (gate === undefined) return best === -1 ? i : best;
+  /** Whose event a free slot goes to: the first waiter's, or with gates the business running least. */
+  const next = (): BusinessGate | undefined | null => {
+    let best: BusinessGate | null = null;
+    for (const gate of queues.keys()) {
+      if (gate === undefined) return undefined;
       if (!mayRun(gate)) continue;
-      if (best === -1 || gate.running < ((waiting[best] as Waiter).gate?.running ?? 0)) best = i;
+      if (best === null || gate.running < best.running) best = gate;
     }
     return best;
   };
   const dispatch = () => {
-    while (free > 0 && waiting.length > 0) {
-      const index = next();
-      if (index === -1) return;
-      const [waiter] = waiting.splice(index, 1);
+    while (free > 0 && waitingCount > 0) {
+      const gate = next();
+      if (gate === null) return;
+      const wake = dequeue(gate);
+      if (wake === undefined) return;
       free -= 1;
-      waiter?.gate?.start();
-      waiter?.wake(true);
+      gate?.start();
+      wake(true);
     }
   };
-  /** Waiters of stalled businesses give up (their jobs park); checked while gated events wait. */
+  /** Waiting events of stalled businesses give up (their jobs park); checked while gated events wait. */
   const watchStalls = () => {
     if (stallTimer !== undefined) return;
     stallTimer = setInterval(() => {
       const now = Date.now();
-      for (let i = waiting.length - 1; i >= 0; i--) {
-        const waiter = waiting[i] as Waiter;
-        if (waiter.gate?.isStalled(now)) {
-          waiting.splice(i, 1);
-          waiter.wake(false);
-        }
+      for (const [gate, queue] of queues) {
+        if (gate === undefined || !gate.isStalled(now)) continue;
+        queues.delete(gate);
+        waitingCount -= queue.length;
+        for (const wake of queue) wake(false);
       }
-      if (!waiting.some((w) => w.gate !== undefined)) {
+      let gated = false;
+      for (const gate of queues.keys()) if (gate !== undefined) gated = true;
+      if (!gated) {
         clearInterval(stallTimer);
         stallTimer = undefined;
       }
@@ -83,12 +103,12 @@ export function createEventSlots(size: number): EventSlots {
     stallTimer.unref();
   };
   async function run<T>(task: () => Promise<T>, gate?: BusinessGate): Promise<T | typeof GAVE_UP> {
-    if (free > 0 && (gate === undefined ? waiting.length === 0 : mayRun(gate))) {
+    if (free > 0 && (gate === undefined ? waitingCount === 0 : mayRun(gate))) {
       free -= 1;
       gate?.start();
     } else {
       const go = await new Promise<boolean>((resolve) => {
-        waiting.push({ gate, wake: resolve });
+        enqueue(gate, resolve);
         if (gate) watchStalls();
       });
       if (!go) return GAVE_UP;
