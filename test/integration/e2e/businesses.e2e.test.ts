@@ -1,7 +1,9 @@
+import { writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../src/base/wait-for.js';
 import { buildTestWebhook } from '../../../src/demo/test-webhook-payload.js';
+import { type EmulatorHandle, startEmulator } from '../../../src/emulator/start-emulator.js';
 import { createWorld, type World } from '../../support/e2e-world.js';
 
 const IDS = ['toko-a', 'toko-b', 'toko-c'] as const;
@@ -59,6 +61,70 @@ describe('three businesses in one bridge (end to end)', () => {
   afterEach(async () => {
     await world?.close();
     world = undefined;
+  });
+
+  it('adds, changes and removes businesses when the config file changes, without a restart', async () => {
+    const [first, second] = IDS.map(businessOf);
+    if (!first || !second) throw new Error('no business');
+    const other: EmulatorHandle = await startEmulator({
+      businessId: 'biz-other',
+      secret: 'sk-other',
+      form: 'current',
+    });
+    try {
+      const twoOnly = CONFIG.replace(/ {2}- id: toko-c[\s\S]*$/, '');
+      world = await createWorld({
+        config: twoOnly,
+        emulator: {
+          businessId: first.businessId,
+          secret: first.secret,
+          businesses: [{ businessId: second.businessId, secret: second.secret }],
+        },
+      });
+      const w = world;
+      const base = `http://127.0.0.1:${w.env.PORT}`;
+      const post = (path: string, secret: string, body: unknown) =>
+        fetch(`${base}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: secret },
+          body: JSON.stringify(body),
+        });
+      const webhook = (id: string) =>
+        buildTestWebhook('catalog', {
+          form: 'current',
+          nowMs: Date.now(),
+          conversationId: 'conv-x',
+          messageId: id,
+        });
+      // /readyz says how each business is.
+      const ready = (await (await fetch(`${base}/readyz`)).json()) as { businesses?: Record<string, string> };
+      expect(ready.businesses).toEqual({ 'toko-a': 'ok', 'toko-b': 'ok' });
+
+      // Add toko-new on another platform (its own base URL and account), remove toko-b.
+      other.admin.createConversation({ id: 'conv-x', label: 'Budi', channel: { type: 'telegram' } as never });
+      const changed = `${twoOnly.replace(/ {2}- id: toko-b[\s\S]*$/, '')}  - id: toko-new
+    platform: { base_url: "${other.url}", auth: { business_id: biz-other, secret: sk-other } }
+    receiver: { path: /webhooks/toko-new, secrets: [ wh-new ] }
+`;
+      await writeFile(w.configPath, changed);
+      await waitFor(
+        async () => (await post('/webhooks/toko-new', 'wh-new', webhook('m-new-1'))).status === 200,
+        { timeoutMs: 10_000, what: 'the added business to receive webhooks' },
+      );
+      await waitFor(() => other.admin.conversation('conv-x').notes.length === 1, {
+        timeoutMs: 10_000,
+        what: "the added business's note, on its own platform",
+      });
+      expect((await post(second.path, second.webhookSecret, webhook('m-b-1'))).status).toBe(404);
+      expect((await post(first.path, first.webhookSecret, webhook('m-a-1'))).status).toBe(200);
+      // Its call went to its own base URL with its own credentials; none reached the first emulator.
+      expect(other.admin.requests().every((r) => r.authenticated)).toBe(true);
+      expect(w.admin.requests().filter((r) => JSON.stringify(r.body ?? '').includes('m-new-1'))).toHaveLength(
+        0,
+      );
+    } finally {
+      await other.close();
+    }
   });
 
   it('acts once per business with its own credentials; the same ids never mix; another secret is refused', async () => {

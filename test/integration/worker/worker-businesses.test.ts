@@ -28,6 +28,7 @@ rules:
 class FakePlatform {
   readonly notes: string[] = [];
   refuseCredentials = false;
+  rateLimited = false;
   delayMs = 0;
   running = 0;
   mostRunning = 0;
@@ -38,6 +39,7 @@ class FakePlatform {
       try {
         if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
         if (this.refuseCredentials) throw new Error('AUTH');
+        if (this.rateLimited) throw new Error('RATE');
         this.notes.push(`${conversationId}: ${note}`);
         return {};
       } finally {
@@ -80,10 +82,20 @@ describe('a worker of several businesses (real Redis, real BullMQ)', () => {
   const businessOf = (id: string, platform: FakePlatform): WorkerBusiness => ({
     id,
     platform: platform.port,
-    classifyPlatformError: (error) =>
-      error instanceof Error && error.message === 'AUTH'
-        ? { kind: 'auth', code: 'AUTH', message: 'the platform refuses the credentials' }
-        : undefined,
+    classifyPlatformError: (error) => {
+      if (!(error instanceof Error)) return undefined;
+      if (error.message === 'AUTH')
+        return { kind: 'auth', code: 'AUTH', message: 'the platform refuses the credentials' };
+      if (error.message === 'RATE') {
+        return {
+          kind: 'rate-limited',
+          code: 'RATE_LIMITED',
+          message: 'too many requests',
+          retryAfterMs: 300,
+        };
+      }
+      return undefined;
+    },
     forwarder: { forward: async () => ({ status: 200 }) },
     rules: () => rulesPort(rules),
   });
@@ -190,6 +202,34 @@ describe('a worker of several businesses (real Redis, real BullMQ)', () => {
     await waitFor(() => a.notes.length === 5, { timeoutMs: 10_000, what: "toko-a's notes after the fix" });
     expect(await countDeadLetters(redis, layout().forBusiness('toko-a').global)).toBe(0);
     expect(worker?.businessStatus().find((s) => s.id === 'toko-b')?.pauseReason).toBeNull();
+  });
+
+  it("a 429 from one business's platform slows only that business", async () => {
+    const a = new FakePlatform();
+    const b = new FakePlatform();
+    a.rateLimited = true;
+    await start({ 'toko-a': a, 'toko-b': b });
+    await ingest('toko-a', [makeEvent({ conversationId: 'a-1' })]);
+    await waitFor(
+      () => worker?.businessStatus().find((s) => s.id === 'toko-a')?.pauseReason === 'rate-limited',
+      {
+        timeoutMs: 10_000,
+        what: "toko-a's pause",
+      },
+    );
+    const started = Date.now();
+    await ingest(
+      'toko-b',
+      Array.from({ length: 5 }, (_, i) => makeEvent({ conversationId: `b-${i}` })),
+    );
+    await waitFor(() => b.notes.length === 5, { timeoutMs: 10_000, what: "toko-b's notes" });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    a.rateLimited = false;
+    await waitFor(() => a.notes.length === 1, {
+      timeoutMs: 10_000,
+      what: "toko-a's note once the 429s stop",
+    });
+    expect(await countDeadLetters(redis, layout().forBusiness('toko-a').global)).toBe(0);
   });
 
   it('a lone busy business may use most slots; a hanging one never holds up the others; each event once', async () => {
