@@ -179,27 +179,35 @@ function describeIssue(issue: z.core.$ZodIssue): { path: PropertyKey[]; key?: st
   return [{ path, message: typeof label === 'string' ? `${label}: ${issue.message}` : issue.message }];
 }
 
+/**
+ * A business's `webhook` and `handoverWebhook` options from an address and a secret each (flags or
+ * a businesses file); absent when no address is given, the secret absent when none is given.
+ */
+export function webhookTargets(
+  url: string | undefined,
+  secret: string | undefined,
+  handoverUrl: string | undefined,
+  handoverSecret: string | undefined,
+): Pick<BusinessOptions, 'webhook' | 'handoverWebhook'> {
+  const target = (at: string, key: string | undefined) =>
+    key === undefined ? { url: at } : { url: at, secret: key };
+  return {
+    ...(url === undefined ? {} : { webhook: target(url, secret) }),
+    ...(handoverUrl === undefined ? {} : { handoverWebhook: target(handoverUrl, handoverSecret) }),
+  };
+}
+
 function toBusinessOptions(entry: z.output<typeof EntrySchema>, baseDir: string): BusinessOptions {
   return {
     businessId: entry.id,
     secret: entry.secret,
     ...(entry.name === undefined ? {} : { businessName: entry.name }),
-    ...(entry.webhook_url === undefined
-      ? {}
-      : {
-          webhook: {
-            url: entry.webhook_url,
-            ...(entry.webhook_secret === undefined ? {} : { secret: entry.webhook_secret }),
-          },
-        }),
-    ...(entry.handover_webhook_url === undefined
-      ? {}
-      : {
-          handoverWebhook: {
-            url: entry.handover_webhook_url,
-            ...(entry.handover_webhook_secret === undefined ? {} : { secret: entry.handover_webhook_secret }),
-          },
-        }),
+    ...webhookTargets(
+      entry.webhook_url,
+      entry.webhook_secret,
+      entry.handover_webhook_url,
+      entry.handover_webhook_secret,
+    ),
     ...(entry.api_feature === undefined ? {} : { apiFeature: entry.api_feature }),
     ...(entry.seed === undefined ? {} : { seedFile: resolve(baseDir, entry.seed) }),
   };

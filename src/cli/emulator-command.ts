@@ -4,7 +4,7 @@ import type { BusinessOptions, EmulatorOptions } from '../emulator/emulator-opti
 import type { startEmulator } from '../emulator/start-emulator.js';
 import type { WebhookFailure } from '../emulator/webhook-dispatcher.js';
 import { CliError } from './cli-error.js';
-import type { FileBusiness } from './emulator-businesses-file.js';
+import { type FileBusiness, webhookTargets } from './emulator-businesses-file.js';
 import { EXIT } from './exit-codes.js';
 import type { CliIo } from './io.js';
 
@@ -244,22 +244,12 @@ export function emulatorOptionsFromFlags(
     ...(more.length === 0 ? {} : { businesses: more }),
     delivery,
     ...(flags.businessName === undefined ? {} : { businessName: flags.businessName }),
-    ...(flags.webhookUrl === undefined
-      ? {}
-      : {
-          webhook: {
-            url: flags.webhookUrl,
-            ...(flags.webhookSecret === undefined ? {} : { secret: flags.webhookSecret }),
-          },
-        }),
-    ...(flags.handoverWebhookUrl === undefined
-      ? {}
-      : {
-          handoverWebhook: {
-            url: flags.handoverWebhookUrl,
-            ...(flags.handoverWebhookSecret === undefined ? {} : { secret: flags.handoverWebhookSecret }),
-          },
-        }),
+    ...webhookTargets(
+      flags.webhookUrl,
+      flags.webhookSecret,
+      flags.handoverWebhookUrl,
+      flags.handoverWebhookSecret,
+    ),
     ...(flags.apiFeature === false ? { apiFeature: false } : {}),
     ...(flags.echoApiSends === true ? { echoApiSends: true } : {}),
     ...(flags.imageLinks === undefined && flags.reachableLinks === undefined

@@ -175,62 +175,40 @@ describe('a worker of several businesses (real Redis, real BullMQ)', () => {
     expect(a.notes).toEqual([`conv-1: seen ${event.messageId}`]);
   });
 
-  it("pauses only the business whose platform refuses its credentials; the others' events go on", async () => {
-    const a = new FakePlatform();
-    const b = new FakePlatform();
-    a.refuseCredentials = true;
-    await start({ 'toko-a': a, 'toko-b': b });
-    await ingest(
-      'toko-a',
-      Array.from({ length: 5 }, (_, i) => makeEvent({ conversationId: `a-${i}` })),
-    );
-    await waitFor(() => worker?.businessStatus().find((s) => s.id === 'toko-a')?.pauseReason === 'auth', {
-      timeoutMs: 10_000,
-      what: "toko-a's pause",
-    });
-    const started = Date.now();
-    await ingest(
-      'toko-b',
-      Array.from({ length: 5 }, (_, i) => makeEvent({ conversationId: `b-${i}` })),
-    );
-    await waitFor(() => b.notes.length === 5, { timeoutMs: 10_000, what: "toko-b's notes" });
-    // toko-b's events did not wait for toko-a's pause (400 ms, renewed while its platform refuses).
-    expect(Date.now() - started).toBeLessThan(2_000);
-    expect(a.notes).toHaveLength(0);
-    // Credentials fixed: toko-a's events are done after its pause, no attempt used, nothing dead-lettered.
-    a.refuseCredentials = false;
-    await waitFor(() => a.notes.length === 5, { timeoutMs: 10_000, what: "toko-a's notes after the fix" });
-    expect(await countDeadLetters(redis, layout().forBusiness('toko-a').global)).toBe(0);
-    expect(worker?.businessStatus().find((s) => s.id === 'toko-b')?.pauseReason).toBeNull();
-  });
-
-  it("a 429 from one business's platform slows only that business", async () => {
-    const a = new FakePlatform();
-    const b = new FakePlatform();
-    a.rateLimited = true;
-    await start({ 'toko-a': a, 'toko-b': b });
-    await ingest('toko-a', [makeEvent({ conversationId: 'a-1' })]);
-    await waitFor(
-      () => worker?.businessStatus().find((s) => s.id === 'toko-a')?.pauseReason === 'rate-limited',
-      {
+  it.each([
+    ['refuses its credentials (401)', 'auth', (p: FakePlatform, on: boolean) => (p.refuseCredentials = on)],
+    ['answers 429', 'rate-limited', (p: FakePlatform, on: boolean) => (p.rateLimited = on)],
+  ] as const)(
+    "pauses only the business whose platform %s; the others' events go on",
+    async (_label, reason, set) => {
+      const a = new FakePlatform();
+      const b = new FakePlatform();
+      set(a, true);
+      await start({ 'toko-a': a, 'toko-b': b });
+      await ingest(
+        'toko-a',
+        Array.from({ length: 5 }, (_, i) => makeEvent({ conversationId: `a-${i}` })),
+      );
+      await waitFor(() => worker?.businessStatus().find((s) => s.id === 'toko-a')?.pauseReason === reason, {
         timeoutMs: 10_000,
         what: "toko-a's pause",
-      },
-    );
-    const started = Date.now();
-    await ingest(
-      'toko-b',
-      Array.from({ length: 5 }, (_, i) => makeEvent({ conversationId: `b-${i}` })),
-    );
-    await waitFor(() => b.notes.length === 5, { timeoutMs: 10_000, what: "toko-b's notes" });
-    expect(Date.now() - started).toBeLessThan(2_000);
-    a.rateLimited = false;
-    await waitFor(() => a.notes.length === 1, {
-      timeoutMs: 10_000,
-      what: "toko-a's note once the 429s stop",
-    });
-    expect(await countDeadLetters(redis, layout().forBusiness('toko-a').global)).toBe(0);
-  });
+      });
+      const started = Date.now();
+      await ingest(
+        'toko-b',
+        Array.from({ length: 5 }, (_, i) => makeEvent({ conversationId: `b-${i}` })),
+      );
+      await waitFor(() => b.notes.length === 5, { timeoutMs: 10_000, what: "toko-b's notes" });
+      // toko-b's events did not wait for toko-a's pause (renewed while its platform refuses).
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(a.notes).toHaveLength(0);
+      // Fixed: toko-a's events are done after its pause, no attempt used, nothing dead-lettered.
+      set(a, false);
+      await waitFor(() => a.notes.length === 5, { timeoutMs: 10_000, what: "toko-a's notes after the fix" });
+      expect(await countDeadLetters(redis, layout().forBusiness('toko-a').global)).toBe(0);
+      expect(worker?.businessStatus().find((s) => s.id === 'toko-b')?.pauseReason).toBeNull();
+    },
+  );
 
   it('a lone busy business may use most slots; a hanging one never holds up the others; each event once', async () => {
     const slow = new FakePlatform();
