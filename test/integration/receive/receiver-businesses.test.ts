@@ -1,5 +1,7 @@
+import { Writable } from 'node:stream';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EventBatchDataSchema } from '../../../src/queue/event-job.js';
@@ -109,6 +111,34 @@ describe('receiver of several businesses', () => {
       listQuarantine({ redis, keys: bridgeKeys(prefix, prefix, id), maxEntries: 100, maxBodyBytes: 65_536 });
     expect(await quarantineOf('toko-b')).toHaveLength(1);
     expect(await quarantineOf('toko-a')).toHaveLength(0);
+  });
+
+  it("names the business in a webhook's log line", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logged = createReceiver({
+      businesses: [A],
+      redisUrl: testRedisUrl(),
+      prefix,
+      logger: pino(
+        { level: 'debug' },
+        new Writable({
+          write(chunk: Buffer, _encoding, done) {
+            for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line));
+            done();
+          },
+        }),
+      ),
+    });
+    const url = (await logged.listen(0, '127.0.0.1')).url;
+    try {
+      await postWebhook(`${url}${A.path}`, '{}', { ...JSON_HEADERS, authorization: 'whsec-wrong-000' });
+      expect(lines.find((l) => l.outcome === 'unauthorized')).toMatchObject({
+        business: 'toko-a',
+        status: 401,
+      });
+    } finally {
+      await logged.close();
+    }
   });
 
   it('counts webhooks per business', async () => {
