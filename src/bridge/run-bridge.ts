@@ -30,6 +30,7 @@ import { startHealthServer } from './health-server.js';
 import { claimLayoutInBackground } from './layout-claim.js';
 import { registerQueueGauges } from './queue-gauges.js';
 import { createReadiness } from './readiness.js';
+import { registerRedisGauges } from './redis-gauges.js';
 import { createOutageReporter, type OutageReporter, quietConnectionErrors } from './redis-outage.js';
 import { createShutdown, type Shutdown, stopOnSignals } from './shutdown.js';
 import { testClock } from './test-clock.js';
@@ -85,6 +86,8 @@ interface BridgeBase {
   /** Resolves once this Redis is known to hold the config's key layout (layout-claim.ts). */
   layoutChecked: Promise<void>;
   state: BridgeState;
+  /** The ids of the businesses served now (kept current by the hot reload), or null for a bridge of one. */
+  served: { ids: readonly string[] | null };
 }
 
 /** The HTTP side of a bridge: the receiver (`start`, `serve`), a health server (`work --port`) or nothing. */
@@ -104,7 +107,7 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
   const composed = options.mode !== 'serve' ? buildWorker(base) : undefined;
   if (composed) startWorker(base, composed);
   const queuesForGauges = composed ? composed.worker.queues.flatMap((q) => [q.events, q.timers]) : [];
-  registerQueueGauges(base.registry, queuesForGauges, base.redis, base.layout.global);
+  registerGauges(base, composed);
   const readiness = createReadiness({
     state: base.state,
     outage: base.outage,
@@ -162,6 +165,7 @@ async function buildBase(options: RunBridgeOptions): Promise<BridgeBase> {
   const redis = connectControlRedis(config.redis.topology, { address, outage, log });
   const state: BridgeState = { shuttingDown: false, exitCode: 0 };
   const layoutChecked = claimLayoutInBackground(redis, layout, state);
+  const served = { ids: explicitBusinesses(loaded)?.map((business) => business.id) ?? null };
   return {
     options,
     env,
@@ -177,7 +181,21 @@ async function buildBase(options: RunBridgeOptions): Promise<BridgeBase> {
     redis,
     layoutChecked,
     state,
+    served,
   };
+}
+
+/** The gauges read from Redis when Prometheus scrapes (queues, dead letters, Redis itself; issue 29). */
+function registerGauges(base: BridgeBase, composed: ComposedWorker | undefined): void {
+  const { registry, redis, layout, outage, config, served } = base;
+  registerQueueGauges(registry, {
+    shards: composed?.worker.queues ?? [],
+    redis,
+    layout,
+    businesses: () => served.ids,
+    isDown: outage.isDown,
+  });
+  registerRedisGauges(registry, { redis, isDown: outage.isDown, replicasAck: config.redis.replicasAck });
 }
 
 /** The worker side (`start`, `work`), composed from the config; its queues' errors go to the log. */
@@ -343,6 +361,7 @@ function watchRules(
       if (businesses && nextBusinesses) {
         receiver?.setBusinesses(receiverBusinesses(nextBusinesses));
         composed?.setBusinesses(nextBusinesses);
+        base.served.ids = nextBusinesses.map((business) => business.id);
         const change = describeBusinessChange(businesses, nextBusinesses);
         businesses = nextBusinesses;
         reloads.inc({ result: 'ok' });
