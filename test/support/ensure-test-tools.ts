@@ -1,8 +1,9 @@
 /**
  * First step of `npm test` (issue 12: the README's test command must pass on a fresh machine).
- * The suites need two programs npm cannot install: `redis-server` (integration tests and the fault
- * suite start private ones) and Chromium at /usr/bin/chromium (the inbox page's browser test,
- * driven by playwright-core). When one is missing, this installs it with apt-get if it runs as
+ * The suites need programs npm cannot install: `redis-server` (integration tests and the fault
+ * suite start private ones), Chromium at /usr/bin/chromium (the inbox page's browser test,
+ * driven by playwright-core) and Prometheus's `promtool` and `prometheus` (the alerting rules'
+ * unit tests and their end-to-end test, issue 29). When one is missing, this installs it with apt-get if it runs as
  * root on a machine with apt, and otherwise stops at once with the exact command to run, instead
  * of letting the suites fail minutes later.
  *
@@ -19,23 +20,37 @@ export interface Tool {
   name: string;
   /** The apt package that provides it (Debian/Ubuntu). */
   aptPackage: string;
+  /**
+   * Install it without apt's recommended packages: Debian's `prometheus` recommends the node
+   * exporter, which pulls in smartmontools, ipmitool and some thirty packages the tests do not use.
+   */
+  noRecommends?: boolean;
   present: () => boolean;
 }
+
+const runs = (command: string, args: string[]) => spawnSync(command, args, { stdio: 'ignore' }).status === 0;
 
 export const TOOLS: readonly Tool[] = [
   {
     name: 'redis-server',
     aptPackage: 'redis-server',
-    present: () => spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0,
+    present: () => runs('redis-server', ['--version']),
   },
   {
     // `redis-cli --cluster create` builds the test clusters (issue 14); apt's redis-server brings
     // it, a redis-server built or installed some other way may not.
     name: 'redis-cli',
     aptPackage: 'redis-tools',
-    present: () => spawnSync('redis-cli', ['--version'], { stdio: 'ignore' }).status === 0,
+    present: () => runs('redis-cli', ['--version']),
   },
   { name: `Chromium (${CHROMIUM_PATH})`, aptPackage: 'chromium', present: () => existsSync(CHROMIUM_PATH) },
+  {
+    // `npm run test:alerts` (promtool check/test rules) and test/integration/observe/alerts.e2e.test.ts.
+    name: 'Prometheus (promtool and the server)',
+    aptPackage: 'prometheus',
+    noRecommends: true,
+    present: () => runs('promtool', ['--version']) && runs('prometheus', ['--version']),
+  },
 ];
 
 export type ToolPlan =
@@ -48,18 +63,24 @@ export function planTools(missing: readonly Tool[], host: { isRoot: boolean; has
   if (missing.length === 0) return { action: 'none' };
   const packages = missing.map((tool) => tool.aptPackage);
   const names = missing.map((tool) => tool.name).join(' and ');
+  // One `apt-get install` per group: the tools with apt's recommended packages, then those without.
+  const plain = missing.filter((tool) => !tool.noRecommends).map((tool) => tool.aptPackage);
+  const lean = missing.filter((tool) => tool.noRecommends).map((tool) => tool.aptPackage);
+  const installs = [plain, lean.length > 0 ? ['--no-install-recommends', ...lean] : []].filter(
+    (group) => group.length > 0,
+  );
   if (host.isRoot && host.hasApt) {
     return {
       action: 'install',
       packages,
       commands: [
         ['apt-get', 'update', '-qq'],
-        ['apt-get', 'install', '-y', '-qq', ...packages],
+        ...installs.map((group) => ['apt-get', 'install', '-y', '-qq', ...group]),
       ],
     };
   }
   const how = host.hasApt
-    ? `run: sudo apt-get update && sudo apt-get install -y ${packages.join(' ')}`
+    ? `run: sudo apt-get update && ${installs.map((group) => `sudo apt-get install -y ${group.join(' ')}`).join(' && ')}`
     : `install ${packages.join(' and ')} with your package manager (Chromium must be at ${CHROMIUM_PATH})`;
   return {
     action: 'stop',
@@ -76,7 +97,7 @@ function main(): number {
   const plan = planTools(missing, { isRoot: process.getuid?.() === 0, hasApt: hasApt() });
   const dryRun = process.env.TEST_TOOLS_DRY_RUN === '1';
   if (plan.action === 'none') {
-    console.log('test tools: redis-server and Chromium are installed');
+    console.log('test tools: redis-server, Chromium, promtool and prometheus are installed');
     return 0;
   }
   if (plan.action === 'stop') {
