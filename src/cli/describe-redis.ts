@@ -1,7 +1,7 @@
+import { redactUrl } from '../base/redact-url.js';
 import type { BridgeConfig } from '../config/config-schema.js';
 import { layoutFor } from '../queue/key-layout.js';
 import { describeTopology } from '../redis/redis-connection.js';
-import { redactUrl } from './redact-url.js';
 
 /**
  * What `validate` says about `redis:`: which topology, how keys are laid out, what an
