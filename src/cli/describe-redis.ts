@@ -1,7 +1,7 @@
+import { redactUrl } from '../base/redact-url.js';
 import type { BridgeConfig } from '../config/config-schema.js';
 import { layoutFor } from '../queue/key-layout.js';
-import { describeTopology } from '../redis/redis-connection.js';
-import { redactUrl } from './redact-url.js';
+import { describeTopology, type RedisTopology } from '../redis/redis-connection.js';
 
 /**
  * What `validate` says about `redis:`: which topology, how keys are laid out, what an
@@ -11,8 +11,17 @@ export function describeRedisConfig(redis: BridgeConfig['redis']): string[] {
   const { topology } = redis;
   const layout = layoutFor(redis);
   const lines: string[] = [];
-  const auth = (t: { password?: string; username?: string; tls: boolean }) =>
-    `${t.password === undefined ? 'no password' : `password set${t.username ? ` (user ${t.username})` : ''}`}, TLS ${t.tls ? 'on' : 'off'}`;
+  const password = (p: string | undefined, user: string | undefined) =>
+    p === undefined ? 'no password' : `password set${user ? ` (user ${user})` : ''}`;
+  // Whether a password is set and for which user, never the password (a URL's included).
+  const auth = (t: RedisTopology) =>
+    t.kind === 'single'
+      ? ''
+      : `${password(t.password, t.username)}${
+          t.kind === 'sentinel' && t.sentinelPassword !== undefined
+            ? `, sentinels: ${password(t.sentinelPassword, t.sentinelUsername)}`
+            : ''
+        }, TLS ${t.tls ? 'on' : 'off'}`;
   switch (topology.kind) {
     case 'single':
       lines.push(`redis: ${redactUrl(topology.url)}: one Redis (prefix ${redis.prefix})`);

@@ -30,7 +30,7 @@ export interface RedisTarget {
   topology: RedisTopology;
   address: string;
   prefix: string;
-  /** In words, for messages: "config/bridge.yaml (redis.url)", "--redis-url". */
+  /** In words, for messages: "config/bridge.yaml (redis.url)", "... (redis.cluster.nodes)", "--redis-url". */
   source: string;
   /** The bridge config, when the target came from one (`timers list` reads its windows and zone): the business's. */
   config?: BridgeConfig;
@@ -140,7 +140,10 @@ export async function resolveRedisTarget(
       topology,
       address: describeTopology(topology),
       prefix: flags.prefix ?? loaded.config.redis.prefix,
-      source: flags.redisUrl === undefined ? `${configPath} (redis.url)` : `--redis-url (over ${configPath})`,
+      source:
+        flags.redisUrl === undefined
+          ? `${configPath} (redis.${addressKey(topology)})`
+          : `--redis-url (over ${configPath})`,
       config: business?.config ?? loaded.config,
       business: business?.explicit ? business.id : null,
     };
@@ -188,6 +191,10 @@ export async function connectRedisTarget(
   redis.on('error', (error) => {
     firstError ??= error;
   });
+  // A cluster's own error is "Failed to refresh slots cache."; a node's says why (WRONGPASS...).
+  redis.on('node error', (error: unknown) => {
+    if (firstError === undefined || /slots cache/.test(describeError(firstError))) firstError = error;
+  });
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
@@ -205,13 +212,27 @@ export async function connectRedisTarget(
   } catch (error) {
     if (error instanceof CliError) throw error;
     redis.disconnect();
+    const reason = describeError(firstError ?? error);
+    const hint = /WRONGPASS|NOAUTH|AUTH failed|invalid password/i.test(reason)
+      ? `give the user and password Redis expects (${
+          target.topology.kind === 'single'
+            ? 'redis://user:password@host:port'
+            : `in the URLs of redis.${addressKey(target.topology)}, or redis.username/password${target.topology.kind === 'sentinel' ? ' and sentinel_username/sentinel_password' : ''}`
+        })`
+      : `start Redis there, or point redis.${addressKey(target.topology)} or --redis-url at the one the bridge uses`;
     throw new CliError(
-      `cannot reach Redis at ${target.address} (from ${target.source}): ${describeError(firstError ?? error)}; start Redis there, or point redis.url or --redis-url at the one the bridge uses`,
+      `cannot reach Redis at ${target.address} (from ${target.source}): ${reason}; ${hint}`,
       { exitCode: EXIT.unavailable, code: 'REDIS_UNAVAILABLE', cause: error },
     );
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** The config key that names the topology's addresses, for messages. */
+function addressKey(topology: RedisTopology): string {
+  if (topology.kind === 'sentinel') return 'sentinels';
+  return topology.kind === 'cluster' ? 'cluster.nodes' : 'url';
 }
 
 /** The cluster a node's URL belongs to, with the URL's credentials and TLS. */

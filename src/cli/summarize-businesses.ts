@@ -1,11 +1,11 @@
 import { formatDuration } from '../base/duration.js';
+import { redactUrl } from '../base/redact-url.js';
 import type { LoadedBusiness } from '../config/businesses.js';
 import type { BridgeConfig } from '../config/config-schema.js';
 import { describeConfigDefaults } from '../config/describe-defaults.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { describeTracing, resolveTracing } from '../observe/tracing-settings.js';
 import { describeRedisConfig } from './describe-redis.js';
-import { redactUrl } from './redact-url.js';
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { redactUrl } from '../base/redact-url.js';
 import { ConfigError, formatConfigIssue } from '../config/config-error.js';
 import type { BridgeConfig } from '../config/config-schema.js';
 import { describeConfigDefaults } from '../config/describe-defaults.js';
@@ -9,7 +10,6 @@ import { CliError } from './cli-error.js';
 import { describeRedisConfig } from './describe-redis.js';
 import { EXIT } from './exit-codes.js';
 import type { CliIo } from './io.js';
-import { redactUrl } from './redact-url.js';
 import { describeRule, summarizeBusinesses } from './summarize-businesses.js';
 
 const EXAMPLES = `

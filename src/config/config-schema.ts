@@ -7,7 +7,7 @@ import {
   replyWindowSchema,
   timezoneSchema,
 } from '../rules/rules-settings-schema.js';
-import type { RedisTopology } from './redis-topology.js';
+import { redisEndpointProblems, redisEndpointSchema, redisTopologyOf } from './redis-endpoints.js';
 
 /**
  * The config file's schema. Input is the YAML as written (snake_case); output is the typed
@@ -170,23 +170,8 @@ export const receiverSchema = z
     enqueueTimeoutMs: r.enqueue_timeout,
   }));
 
-/** `host:port` (Sentinel and Cluster nodes), or `{host, port}`. */
-const endpointSchema = z.union(
-  [
-    z
-      .string()
-      .regex(/^[A-Za-z0-9_.:[\]-]+:\d{1,5}$/, { error: 'expected host:port, e.g. 10.0.0.5:26379' })
-      .transform((text) => {
-        const colon = text.lastIndexOf(':');
-        return {
-          host: text.slice(0, colon).replace(/^\[(.*)\]$/, '$1'),
-          port: Number(text.slice(colon + 1)),
-        };
-      }),
-    z.strictObject({ host: nonEmpty, port: integer(1, 65_535) }),
-  ],
-  { error: 'expected host:port, e.g. 10.0.0.5:26379' },
-);
+/** `{host, port}`, the written-out form of a Sentinel or Cluster node's address. */
+const endpointObject = z.strictObject({ host: nonEmpty, port: integer(1, 65_535) });
 
 /** The `redis:` section; its defaults are the receiver's too (receive/receiver-defaults.ts). */
 export const redisSchema = z
@@ -195,17 +180,21 @@ export const redisSchema = z
       .optional()
       .describe('One Redis (default redis://127.0.0.1:6379). Not with sentinels or cluster.'),
     sentinels: z
-      .array(endpointSchema)
+      .array(redisEndpointSchema('sentinel', endpointObject))
       .min(1, { error: 'list at least one sentinel (host:port); three or more in production' })
       .optional()
-      .describe('Sentinels to ask for the primary named by `name` (ioredis Sentinel support).'),
+      .describe(
+        "Sentinels to ask for the primary named by `name` (ioredis Sentinel support). A URL's user and password are the sentinels' own (as sentinel_username/sentinel_password); rediss:// turns TLS on.",
+      ),
     name: nonEmpty.optional().describe("With sentinels: the monitored primary's name."),
     cluster: z
       .strictObject({
         nodes: z
-          .array(endpointSchema)
+          .array(redisEndpointSchema('cluster node', endpointObject))
           .min(1, { error: 'list at least one cluster node (host:port)' })
-          .describe('Start-up nodes; the rest of the cluster is discovered from them.'),
+          .describe(
+            "Start-up nodes; the rest of the cluster is discovered from them. A URL's user and password apply to every node (as username/password); rediss:// turns TLS on.",
+          ),
       })
       .optional()
       .describe('A Redis Cluster (keys are hash-tagged per queue shard).'),
@@ -217,8 +206,10 @@ export const redisSchema = z
     sentinel_password: nonEmpty.optional().describe("The sentinels' own password, when they have one."),
     tls: z
       .boolean()
-      .default(false)
-      .describe('With sentinels or cluster: TLS to every node (with url: rediss://).'),
+      .optional()
+      .describe(
+        'With sentinels or cluster: TLS to every node. Default: false, or true when the addresses are rediss:// URLs (with url: write rediss://).',
+      ),
     db: integer(0, 15).default(0).describe('With sentinels: the database number (a cluster has only 0).'),
     prefix: z
       .string()
@@ -238,6 +229,7 @@ export const redisSchema = z
     replicas_ack_timeout: durationSchema.prefault('500ms'),
   })
   .superRefine((r, ctx) => {
+    for (const problem of redisEndpointProblems(r)) ctx.addIssue({ code: 'custom', ...problem });
     const given = [r.url && 'url', r.sentinels && 'sentinels', r.cluster && 'cluster'].filter(Boolean);
     if (given.length > 1) {
       ctx.addIssue({
@@ -286,24 +278,7 @@ export const redisSchema = z
     }
   })
   .transform((r) => {
-    const credentials = {
-      ...(r.username === undefined ? {} : { username: r.username }),
-      ...(r.password === undefined ? {} : { password: r.password }),
-    };
-    const topology: RedisTopology = r.sentinels
-      ? {
-          kind: 'sentinel',
-          sentinels: r.sentinels,
-          name: r.name ?? '',
-          ...credentials,
-          ...(r.sentinel_username === undefined ? {} : { sentinelUsername: r.sentinel_username }),
-          ...(r.sentinel_password === undefined ? {} : { sentinelPassword: r.sentinel_password }),
-          tls: r.tls,
-          db: r.db,
-        }
-      : r.cluster
-        ? { kind: 'cluster', nodes: r.cluster.nodes, ...credentials, tls: r.tls }
-        : { kind: 'single', url: r.url ?? 'redis://127.0.0.1:6379' };
+    const topology = redisTopologyOf(r);
     return {
       topology,
       prefix: r.prefix,

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { editDistance } from '../base/edit-distance.js';
+import { looksLikeUrlWithCredentials, redactUrl } from '../base/redact-url.js';
 import type { ConfigPath } from './config-document.js';
 import { allowedKeysAt } from './config-json-schema.js';
 
@@ -211,8 +212,11 @@ function describeValue(value: unknown, hide: boolean): string {
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a mapping';
   if (hide) return `a ${typeof value}`;
-  if (typeof value === 'string')
-    return JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value);
+  if (typeof value === 'string') {
+    // A Redis or platform URL may carry a password (redis://user:password@host): never quote it.
+    const shown = looksLikeUrlWithCredentials(value) ? redactUrl(value) : value;
+    return JSON.stringify(shown.length > 60 ? `${shown.slice(0, 57)}...` : shown);
+  }
   return `${typeof value === 'boolean' ? '' : 'the number '}${String(value)}`;
 }
 

@@ -5,8 +5,9 @@ import type { ApiForm } from './channels.js';
  * Platform authentication (messaging-service-interface.md, "Authentication"). Pure: headers in,
  * verdict out. Which forms each interface form accepts is the emulator's reading of the table:
  *   current form: `Business` + `Secret` headers, or `Authorization: Bearer base64(business_id:secret)`;
- *   earlier form: `Authorization: Bearer <secret>`, and on the history call also `merchant_id` +
- *   `secret_key` headers.
+ *   earlier form: `Authorization: Bearer <secret>`;
+ *   both forms, on the history call only: also `merchant_id` + `secret_key` headers (the earlier
+ *   form by the interface's remark; the current form as the live service does, issue 29).
  * `reason` goes to the request log; it never contains a secret.
  */
 export interface PlatformCredentials {
@@ -23,7 +24,7 @@ export type AuthVerdict =
 export type HeaderBag = Readonly<Record<string, string | readonly string[] | undefined>>;
 
 export interface AuthenticateOptions {
-  /** The earlier form's history call also takes `merchant_id` and `secret_key`. */
+  /** The history call (of either form) also takes `merchant_id` and `secret_key`. */
   readonly allowMerchantHeaders: boolean;
 }
 
@@ -75,52 +76,85 @@ export function authenticateRequest(
   options: AuthenticateOptions,
 ): AuthVerdict {
   const authorization = header(headers, 'authorization');
-  if (form === 'current') {
-    const business = header(headers, 'business');
-    const secret = header(headers, 'secret');
-    if (business !== undefined || secret !== undefined) {
-      if (business === undefined || secret === undefined) {
-        return { ok: false, reason: 'Business and Secret headers must be sent together' };
-      }
-      if (business !== expected.businessId) return { ok: false, reason: 'unknown Business id' };
-      if (!sameSecret(secret, expected.secret)) return { ok: false, reason: 'wrong Secret' };
-      // Every credential presented must be right, in both forms (issue 12; the earlier form's
-      // merchant headers already work so): an Authorization beside valid Business + Secret headers
-      // is checked too, not ignored.
-      if (authorization !== undefined) {
-        const beside = checkEncodedBearer(authorization, expected);
-        if (!beside.ok) return { ok: false, reason: `${beside.reason} (beside Business and Secret)` };
-      }
-      return { ok: true, scheme: 'business-headers' };
-    }
-    if (authorization === undefined) return { ok: false, reason: 'no credentials' };
-    return checkEncodedBearer(authorization, expected);
-  }
+  if (form === 'current') return authenticateCurrent(headers, authorization, expected, options);
 
-  if (options.allowMerchantHeaders) {
-    const merchant = header(headers, 'merchant_id');
-    const secretKey = header(headers, 'secret_key');
-    if (merchant !== undefined || secretKey !== undefined) {
-      if (authorization === undefined && (merchant === undefined || secretKey === undefined)) {
-        return { ok: false, reason: 'merchant_id and secret_key headers must be sent together' };
-      }
-      // Spec, Authentication: "A further remark for the message-history operation in the earlier
-      // form says it takes headers merchant_id and secret_key." It does not say how they combine
-      // with the bearer. Strict reading (conformance finding): every credential presented must be
-      // right, so a wrong merchant_id or secret_key next to a valid bearer is refused, not ignored.
-      if (merchant !== undefined && merchant !== expected.businessId) {
-        return { ok: false, reason: 'unknown merchant_id' };
-      }
-      if (secretKey !== undefined && !sameSecret(secretKey, expected.secret)) {
-        return { ok: false, reason: 'wrong secret_key' };
-      }
-      if (authorization === undefined) return { ok: true, scheme: 'merchant-headers' };
-      // Beside a bearer: the bearer is checked below as well.
-    }
-  }
+  const merchant = options.allowMerchantHeaders
+    ? checkMerchantHeaders(headers, expected, authorization !== undefined)
+    : undefined;
+  if (merchant && (!merchant.ok || authorization === undefined)) return merchant;
+  // Beside merchant headers, the bearer is checked as well.
   if (authorization === undefined) return { ok: false, reason: 'no credentials' };
   const token = bearerToken(authorization);
   if (token === undefined) return { ok: false, reason: 'malformed Authorization header' };
   if (!sameSecret(token, expected.secret)) return { ok: false, reason: 'wrong secret in bearer' };
   return { ok: true, scheme: 'plain-bearer' };
+}
+
+/**
+ * The current form: `Business` + `Secret`, or the encoded bearer; on the history call also
+ * `merchant_id` + `secret_key` (issue 29, item 4: the interface ties them to the earlier form's
+ * history, but the live service takes them on the current form's from a public third-party client,
+ * whose history call sends nothing else; docs/conformance.md, "Ambiguous readings").
+ */
+function authenticateCurrent(
+  headers: HeaderBag,
+  authorization: string | undefined,
+  expected: PlatformCredentials,
+  options: AuthenticateOptions,
+): AuthVerdict {
+  const business = header(headers, 'business');
+  const secret = header(headers, 'secret');
+  const separate = business !== undefined || secret !== undefined;
+  let verdict: AuthVerdict | undefined;
+  if (separate) {
+    if (business === undefined || secret === undefined) {
+      return { ok: false, reason: 'Business and Secret headers must be sent together' };
+    }
+    if (business !== expected.businessId) return { ok: false, reason: 'unknown Business id' };
+    if (!sameSecret(secret, expected.secret)) return { ok: false, reason: 'wrong Secret' };
+    // Every credential presented must be right, in both forms (issue 12; the earlier form's
+    // merchant headers already work so): an Authorization beside valid Business + Secret headers
+    // is checked too, not ignored.
+    if (authorization !== undefined) {
+      const beside = checkEncodedBearer(authorization, expected);
+      if (!beside.ok) return { ok: false, reason: `${beside.reason} (beside Business and Secret)` };
+    }
+    verdict = { ok: true, scheme: 'business-headers' };
+  } else if (authorization !== undefined) {
+    verdict = checkEncodedBearer(authorization, expected);
+    if (!verdict.ok) return verdict;
+  }
+  const merchant = options.allowMerchantHeaders
+    ? checkMerchantHeaders(headers, expected, verdict !== undefined)
+    : undefined;
+  if (merchant && !merchant.ok) return merchant;
+  return verdict ?? merchant ?? { ok: false, reason: 'no credentials' };
+}
+
+/**
+ * `merchant_id` + `secret_key` (history calls only): undefined when neither is sent. Alone they
+ * must come together; beside other credentials (`beside`) each one sent must still be right.
+ */
+function checkMerchantHeaders(
+  headers: HeaderBag,
+  expected: PlatformCredentials,
+  beside: boolean,
+): AuthVerdict | undefined {
+  const merchant = header(headers, 'merchant_id');
+  const secretKey = header(headers, 'secret_key');
+  if (merchant === undefined && secretKey === undefined) return undefined;
+  if (!beside && (merchant === undefined || secretKey === undefined)) {
+    return { ok: false, reason: 'merchant_id and secret_key headers must be sent together' };
+  }
+  // Spec, Authentication: "A further remark for the message-history operation in the earlier
+  // form says it takes headers merchant_id and secret_key." It does not say how they combine
+  // with other credentials. Strict reading (conformance finding 1): every credential presented
+  // must be right, so a wrong merchant_id or secret_key next to valid credentials is refused.
+  if (merchant !== undefined && merchant !== expected.businessId) {
+    return { ok: false, reason: 'unknown merchant_id' };
+  }
+  if (secretKey !== undefined && !sameSecret(secretKey, expected.secret)) {
+    return { ok: false, reason: 'wrong secret_key' };
+  }
+  return { ok: true, scheme: 'merchant-headers' };
 }

@@ -14,7 +14,8 @@ import type { ApiForm } from './channels.js';
  * read here; `authenticateRequest` then checks every credential presented against that one
  * business, so a request that names one business and carries another's secret fails exactly as a
  * wrong secret does.
- *   current form: the `Business` header, else the business id inside the encoded bearer;
+ *   current form: the `Business` header, else the business id inside the encoded bearer, else
+ *   `merchant_id` (history call, issue 29);
  *   earlier form: `merchant_id` (history call), else the business whose Secret Key the plain
  *   bearer is, else the one whose key `secret_key` is.
  */
@@ -45,7 +46,8 @@ export function identifyBusiness(
     const named = header(headers, 'business');
     if (named !== undefined) return byId(named);
     const token = authorization === undefined ? undefined : bearerToken(authorization);
-    return byId(token === undefined ? undefined : decodeBusinessBearer(token)?.businessId);
+    if (token !== undefined) return byId(decodeBusinessBearer(token)?.businessId);
+    return options.allowMerchantHeaders ? byId(header(headers, 'merchant_id')) : undefined;
   }
   if (options.allowMerchantHeaders) {
     const merchant = header(headers, 'merchant_id');

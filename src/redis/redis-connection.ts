@@ -45,7 +45,9 @@ export function createRedisClient(topology: RedisTopology, options: RedisOptions
         ...(topology.password === undefined ? {} : { password: topology.password }),
         ...(topology.sentinelUsername === undefined ? {} : { sentinelUsername: topology.sentinelUsername }),
         ...(topology.sentinelPassword === undefined ? {} : { sentinelPassword: topology.sentinelPassword }),
-        ...(topology.tls ? { tls: {}, enableTLSForSentinelMode: true } : {}),
+        // `tls` + enableTLSForSentinelMode reach the primary over TLS; `sentinelTLS` the sentinels
+        // (ioredis asks them on connections of their own, which `tls` alone leaves in plain text).
+        ...(topology.tls ? { tls: {}, enableTLSForSentinelMode: true, sentinelTLS: {} } : {}),
         // No `failoverDetector`: in ioredis 5.11 a +switch-master that arrives while the client is
         // asking the sentinels for the primary leaves it in status `end`, never reconnecting (fault
         // row 7 caught a receiver answering 503 for good; compare redis/ioredis#1683). A killed

@@ -44,6 +44,8 @@ export interface RedisClusterOptions {
    * most deployments choose. Set true to see CLUSTERDOWN on every slot while any slot is uncovered.
    */
   requireFullCoverage?: boolean;
+  /** `requirepass`/`masterauth` on every node (issue 29: a cluster reached by redis://:password@ URLs). */
+  password?: string;
   binary?: string;
   cliBinary?: string;
 }
@@ -96,8 +98,13 @@ export interface RedisSentinelOptions {
    * before it tries again, so the production default (3 minutes) would stall a test.
    */
   failoverTimeoutMs?: number;
-  /** `requirepass`/`masterauth` on the data nodes (sentinels get `auth-pass`); sentinels have none. */
+  /** `requirepass`/`masterauth` on the data nodes (sentinels get `auth-pass`). */
   password?: string;
+  /**
+   * The sentinels' own `requirepass` (and `sentinel sentinel-pass`, so that they still talk to each
+   * other). Default: none.
+   */
+  sentinelPassword?: string;
   binary?: string;
 }
 
@@ -154,6 +161,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     });
   }
   const nodeTimeoutMs = options.nodeTimeoutMs ?? 1500;
+  const auth = checkedPassword(options.password, 'a test cluster');
   const root = await mkdtemp(join(tmpdir(), 'convo-bridge-cluster-'));
   /** Every process ever created, for `stop` (a failed start included). */
   const spawned: RedisNodeProcess[] = [];
@@ -187,7 +195,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     for (const node of running()) {
       if (node.port === exceptPort) continue;
       try {
-        return parseClusterNodes(String(await adminCall(node.port, ['CLUSTER', 'NODES'])));
+        return parseClusterNodes(String(await adminCall(node.port, ['CLUSTER', 'NODES'], auth)));
       } catch (error) {
         lastError = error;
       }
@@ -203,10 +211,10 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     const views = await Promise.all(
       up.map(async (node) => {
         const port = node.port;
-        const info = String(await adminCall(port, ['CLUSTER', 'INFO']));
+        const info = String(await adminCall(port, ['CLUSTER', 'INFO'], auth));
         if (!/^cluster_state:ok\r?$/m.test(info))
           throw new Error(`node ${port} does not say cluster_state:ok`);
-        return { port, view: parseClusterNodes(String(await adminCall(port, ['CLUSTER', 'NODES']))) };
+        return { port, view: parseClusterNodes(String(await adminCall(port, ['CLUSTER', 'NODES'], auth))) };
       }),
     );
     let agreed: string | undefined;
@@ -238,7 +246,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       else if (roles !== agreedRoles) throw new Error(`node ${port} disagrees with the others on roles`);
       const self = view.find((entry) => entry.flags.includes('myself'));
       if (self?.role === 'replica') {
-        const replication = String(await adminCall(port, ['INFO', 'replication']));
+        const replication = String(await adminCall(port, ['INFO', 'replication'], auth));
         if (!/^master_link_status:up\r?$/m.test(replication)) {
           throw new Error(`replica ${port} has no live link to its primary yet`);
         }
@@ -249,6 +257,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     await writeEverySlotRange(
       up.map((node) => ({ host: HOST, port: node.port })),
       first.view,
+      auth,
     );
     return true;
   };
@@ -267,6 +276,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
           const configFile = join(dir, 'redis.conf');
           await writeConfig(configFile, [
             ...dataNodeConfig(port, dir, options.appendOnly ?? false),
+            ...(auth === undefined ? [] : [`requirepass ${auth}`, `masterauth ${auth}`]),
             // The bus port is chosen apart: port + 10000 may be taken or beyond 65535.
             `cluster-port ${busPort}`,
             'cluster-enabled yes',
@@ -285,6 +295,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
             label: `cluster node ${index}`,
             port,
             configFile,
+            ...(auth === undefined ? {} : { password: auth }),
           });
           spawned.push(process);
           return process;
@@ -300,6 +311,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
         '--cluster-replicas',
         String(replicasPerPrimary),
         '--cluster-yes',
+        ...(auth === undefined ? [] : ['-a', auth, '--no-auth-warning']),
       ],
       60_000,
     );
@@ -368,10 +380,10 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
         let agreed: string | undefined;
         for (const node of survivors) {
           const port = node.port;
-          const info = String(await adminCall(port, ['CLUSTER', 'INFO']));
+          const info = String(await adminCall(port, ['CLUSTER', 'INFO'], auth));
           if (!/^cluster_state:ok\r?$/m.test(info))
             throw new Error(`node ${port} does not say cluster_state:ok`);
-          const view = parseClusterNodes(String(await adminCall(port, ['CLUSTER', 'NODES'])));
+          const view = parseClusterNodes(String(await adminCall(port, ['CLUSTER', 'NODES'], auth)));
           const owners = slotOwners(view);
           const byId = new Map(view.map((entry) => [entry.id, entry]));
           const taken: ClusterNodeView[] = [];
@@ -401,7 +413,11 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
         for (const [start, end] of ranges) {
           const owner = newOwners.find((entry) => entry.slots.some(([s, e]) => start >= s && start <= e));
           if (!owner) throw new Error(`no new primary for slot ${start}`);
-          await adminCall(owner.port, ['SET', keyInSlotRange(start, end), '1', 'PX', String(PROBE_TTL_MS)]);
+          await adminCall(
+            owner.port,
+            ['SET', keyInSlotRange(start, end), '1', 'PX', String(PROBE_TTL_MS)],
+            auth,
+          );
         }
         return newOwners;
       });
@@ -427,12 +443,17 @@ function slotOwners(view: readonly ClusterNodeView[]): (string | undefined)[] {
 async function writeEverySlotRange(
   startupNodes: readonly RedisAddress[],
   view: readonly ClusterNodeView[],
+  password: string | undefined,
 ): Promise<void> {
   const cluster = new Cluster([...startupNodes], {
     lazyConnect: true,
     clusterRetryStrategy: () => null,
     enableOfflineQueue: true,
-    redisOptions: { connectTimeout: 1000, maxRetriesPerRequest: 0 },
+    redisOptions: {
+      connectTimeout: 1000,
+      maxRetriesPerRequest: 0,
+      ...(password === undefined ? {} : { password }),
+    },
   });
   cluster.on('error', () => {});
   try {
@@ -457,7 +478,8 @@ export async function startRedisSentinel(options: RedisSentinelOptions = {}): Pr
   const replicaCount = options.replicas ?? 1;
   const sentinelCount = options.sentinels ?? 3;
   const name = options.masterName ?? 'cbmaster';
-  const password = options.password;
+  const password = checkedPassword(options.password, 'a test Sentinel setup');
+  const sentinelAuth = checkedPassword(options.sentinelPassword, "a test Sentinel setup's sentinels");
   if (
     !Number.isInteger(replicaCount) ||
     replicaCount < 0 ||
@@ -467,15 +489,6 @@ export async function startRedisSentinel(options: RedisSentinelOptions = {}): Pr
     throw new ConvoBridgeError(
       `a Sentinel setup needs 0 or more replicas and at least 1 sentinel, not ${replicaCount} and ${sentinelCount}`,
       { code: 'REDIS_TOPOLOGY_OPTIONS' },
-    );
-  }
-  if (password !== undefined && /[\s"'\\]/.test(password)) {
-    // Written into config files unquoted; keep test passwords to plain characters.
-    throw new ConvoBridgeError(
-      'the password of a test Sentinel setup may not hold spaces, quotes or backslashes',
-      {
-        code: 'REDIS_TOPOLOGY_OPTIONS',
-      },
     );
   }
   const quorum = Math.floor(sentinelCount / 2) + 1;
@@ -501,7 +514,7 @@ export async function startRedisSentinel(options: RedisSentinelOptions = {}): Pr
     for (const sentinel of sentinelNodes) {
       if (!sentinel.running) continue;
       try {
-        return await adminCall(sentinel.port, args);
+        return await adminCall(sentinel.port, args, sentinelAuth);
       } catch (error) {
         lastError = error;
       }
@@ -518,7 +531,7 @@ export async function startRedisSentinel(options: RedisSentinelOptions = {}): Pr
   /** Every running sentinel sees `replicaPorts` reachable (and the other sentinels, and a quorum). */
   const sentinelsSee = async (replicaPorts: readonly number[]) => {
     for (const sentinel of sentinelNodes.filter((node) => node.running)) {
-      const master = packFields(await adminCall(sentinel.port, ['SENTINEL', 'MASTER', name]));
+      const master = packFields(await adminCall(sentinel.port, ['SENTINEL', 'MASTER', name], sentinelAuth));
       if (master.flags !== 'master')
         throw new Error(`sentinel ${sentinel.port} flags the primary ${master.flags}`);
       const others = Number(master['num-other-sentinels']);
@@ -528,7 +541,11 @@ export async function startRedisSentinel(options: RedisSentinelOptions = {}): Pr
           `sentinel ${sentinel.port} knows ${others} other sentinels, not ${runningSentinels - 1}`,
         );
       }
-      const known = (await adminCall(sentinel.port, ['SENTINEL', 'REPLICAS', name])) as unknown[];
+      const known = (await adminCall(
+        sentinel.port,
+        ['SENTINEL', 'REPLICAS', name],
+        sentinelAuth,
+      )) as unknown[];
       for (const port of replicaPorts) {
         const replica = known.map(packFields).find((entry) => Number(entry.port) === port);
         if (!replica || /s_down|o_down|disconnected/.test(replica.flags ?? '')) {
@@ -605,6 +622,9 @@ export async function startRedisSentinel(options: RedisSentinelOptions = {}): Pr
             `sentinel failover-timeout ${name} ${options.failoverTimeoutMs ?? 5000}`,
             `sentinel parallel-syncs ${name} 1`,
             ...(password === undefined ? [] : [`sentinel auth-pass ${name} ${password}`]),
+            ...(sentinelAuth === undefined
+              ? []
+              : [`requirepass ${sentinelAuth}`, `sentinel sentinel-pass ${sentinelAuth}`]),
           ]);
           const process = createRedisNodeProcess({
             binary,
@@ -612,6 +632,7 @@ export async function startRedisSentinel(options: RedisSentinelOptions = {}): Pr
             port,
             configFile,
             sentinel: true,
+            ...(sentinelAuth === undefined ? {} : { password: sentinelAuth }),
           });
           spawned.push(process);
           return process;
@@ -622,7 +643,9 @@ export async function startRedisSentinel(options: RedisSentinelOptions = {}): Pr
     for (const node of sentinelNodes) sentinels.push({ host: HOST, port: node.port });
     await waitUntil('the sentinels to see the primary, its replicas and each other', 30_000, async () => {
       await sentinelsSee(dataNodes.slice(1).map((node) => node.port));
-      const quorumCheck = String(await adminCall(sentinels[0]?.port ?? 0, ['SENTINEL', 'CKQUORUM', name]));
+      const quorumCheck = String(
+        await adminCall(sentinels[0]?.port ?? 0, ['SENTINEL', 'CKQUORUM', name], sentinelAuth),
+      );
       if (!quorumCheck.startsWith('OK')) throw new Error(quorumCheck);
       return true;
     });
@@ -687,7 +710,9 @@ export async function startRedisSentinel(options: RedisSentinelOptions = {}): Pr
             sentinelNodes
               .filter((node) => node.running)
               .map(async (node) =>
-                toAddress(await adminCall(node.port, ['SENTINEL', 'get-master-addr-by-name', name])),
+                toAddress(
+                  await adminCall(node.port, ['SENTINEL', 'get-master-addr-by-name', name], sentinelAuth),
+                ),
               ),
           );
           const first = named[0];
@@ -728,6 +753,19 @@ function packFields(reply: unknown): Record<string, string | undefined> {
 
 // ---------------------------------------------------------------------------------------------
 // Shared helpers
+
+/** A test password, written into config files unquoted: plain characters only. */
+function checkedPassword(password: string | undefined, of: string): string | undefined {
+  if (password !== undefined && (password === '' || /[\s"'\\]/.test(password))) {
+    throw new ConvoBridgeError(
+      `the password of ${of} may not be empty or hold spaces, quotes or backslashes`,
+      {
+        code: 'REDIS_TOPOLOGY_OPTIONS',
+      },
+    );
+  }
+  return password;
+}
 
 function requireBinary(binary: string, what: string): void {
   if (!hasRedisServerBinary(binary)) {

@@ -109,4 +109,57 @@ describe('authenticateRequest', () => {
       verdict,
     );
   });
+
+  // Issue 29, item 4: the current form's history call takes merchant_id + secret_key as well (the
+  // live service does, for a public third-party client; docs/conformance.md), as strictly.
+  it.each([
+    [
+      { merchant_id: 'biz', secret_key: 'sec:ret' },
+      { ok: true, scheme: 'merchant-headers' },
+    ],
+    [
+      { secret_key: 'sec:ret' },
+      { ok: false, reason: 'merchant_id and secret_key headers must be sent together' },
+    ],
+    [
+      { merchant_id: 'x', secret_key: 'sec:ret' },
+      { ok: false, reason: 'unknown merchant_id' },
+    ],
+    [
+      { merchant_id: 'biz', secret_key: 'x' },
+      { ok: false, reason: 'wrong secret_key' },
+    ],
+    [
+      { business: 'biz', secret: 'sec:ret', merchant_id: 'biz', secret_key: 'sec:ret' },
+      { ok: true, scheme: 'business-headers' },
+    ],
+    [
+      { business: 'biz', secret: 'sec:ret', merchant_id: 'x' },
+      { ok: false, reason: 'unknown merchant_id' },
+    ],
+    [
+      { authorization: `Bearer ${b64('biz:sec:ret')}`, secret_key: 'x' },
+      { ok: false, reason: 'wrong secret_key' },
+    ],
+    [
+      { authorization: `Bearer ${b64('biz:nope')}`, merchant_id: 'biz', secret_key: 'sec:ret' },
+      { ok: false, reason: 'wrong secret in bearer' },
+    ],
+    [
+      { business: 'biz', secret: 'nope', merchant_id: 'biz', secret_key: 'sec:ret' },
+      { ok: false, reason: 'wrong Secret' },
+    ],
+  ])('current-form history call with %j', (headers, verdict) => {
+    expect(authenticateRequest('current', headers, expected, { allowMerchantHeaders: true })).toEqual(
+      verdict,
+    );
+  });
+
+  it('current form: merchant_id + secret_key outside the history call are no credentials', () => {
+    expect(
+      authenticateRequest('current', { merchant_id: 'biz', secret_key: 'sec:ret' }, expected, {
+        allowMerchantHeaders: false,
+      }),
+    ).toEqual({ ok: false, reason: 'no credentials' });
+  });
 });

@@ -30,6 +30,9 @@ describe('identifyBusiness (issue 26, item 5)', () => {
     ['earlier', { merchant_id: 'toko-c', secret_key: 'sk-a' }, history, 2],
     ['earlier', { merchant_id: 'toko-b', authorization: 'Bearer sk-a' }, history, 1],
     ['earlier', { secret_key: 'sk-b' }, history, 1],
+    // Issue 29: the current form's history call names its business by merchant_id too.
+    ['current', { merchant_id: 'toko-c', secret_key: 'sk-c' }, history, 2],
+    ['current', { business: 'toko-a', secret: 'sk-a', merchant_id: 'toko-c' }, history, 0],
   ] as const)('%s form: %j names business %i', (form, headers, options, index) => {
     expect(identifyBusiness(form, headers, businesses, options)).toBe(index);
   });
@@ -45,6 +48,7 @@ describe('identifyBusiness (issue 26, item 5)', () => {
     // merchant headers count only on the history call.
     ['earlier', { merchant_id: 'toko-b', secret_key: 'sk-b' }],
     ['earlier', { business: 'toko-b', secret: 'sk-b' }],
+    ['current', { merchant_id: 'toko-b', secret_key: 'sk-b' }],
   ] as const)('%s form: %j names no business', (form, headers) => {
     expect(identifyBusiness(form, headers, businesses, plain)).toBeUndefined();
   });
