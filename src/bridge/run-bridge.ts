@@ -126,6 +126,7 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
     closeHttp: http.close,
     receiver: http.receiver,
     worker: composed,
+    graceMs: base.config.worker.shutdownGraceMs,
     tracing: base.tracing,
   });
   stopOnLayoutMismatch(base, shutdown);

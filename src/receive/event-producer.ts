@@ -2,11 +2,13 @@ import { type JobsOptions, Queue } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { describeError } from '../base/errors.js';
+import { settleWithin } from '../base/settle-within.js';
 import type { RedisTopology } from '../config/redis-topology.js';
 import type { ConversationEvent } from '../events/conversation-event.js';
 import { type IngestItem, type IngestResult, ingestItems } from '../queue/ingest-event.js';
 import { createKeyLayout, type KeyLayout, type QueueShard } from '../queue/key-layout.js';
 import { type BridgeKeys, QUEUE_NAMES } from '../queue/redis-keys.js';
+import { closeConnection } from '../redis/close-connection.js';
 import { createRedisClient, type RedisClient, singleRedis } from '../redis/redis-connection.js';
 import { createGroupCommit } from './group-commit.js';
 import { RECEIVER_DEFAULTS } from './receiver-defaults.js';
@@ -341,12 +343,11 @@ async function waitUntilConnected(
   }
 }
 
-/** Closes every shard's queue, then the connection (QUIT, or a disconnect when it hangs). */
+/**
+ * Closes every shard's queue, then the connection (QUIT, or a disconnect when it hangs), each step
+ * bounded: a close must not wait for a Redis that is gone (issue 29).
+ */
 async function closeProducer(redis: RedisClient, queues: readonly ShardQueue[]): Promise<void> {
-  await Promise.all(queues.map((queue) => queue.close()));
-  try {
-    await withTimeout(redis.quit(), 1_000, 'Redis QUIT');
-  } catch {
-    redis.disconnect();
-  }
+  await settleWithin(Promise.all(queues.map((queue) => queue.close())), 1_000);
+  await closeConnection(redis, 1_000);
 }
