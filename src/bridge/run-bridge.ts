@@ -31,6 +31,7 @@ import { claimLayoutInBackground } from './layout-claim.js';
 import { registerQueueGauges } from './queue-gauges.js';
 import { createReadiness } from './readiness.js';
 import { createOutageReporter, type OutageReporter, quietConnectionErrors } from './redis-outage.js';
+import { type ReplicaCheck, watchReplicas } from './replica-check.js';
 import { createShutdown, type Shutdown, stopOnSignals } from './shutdown.js';
 import { testClock } from './test-clock.js';
 
@@ -105,6 +106,7 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
   if (composed) startWorker(base, composed);
   const queuesForGauges = composed ? composed.worker.queues.flatMap((q) => [q.events, q.timers]) : [];
   registerQueueGauges(base.registry, queuesForGauges, base.redis, base.layout.global);
+  let replicaCheck: ReplicaCheck | undefined;
   const readiness = createReadiness({
     state: base.state,
     outage: base.outage,
@@ -113,8 +115,19 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
     worker: composed?.worker,
     eventQueues: composed ? composed.worker.queues.map((q) => q.events) : [],
     stallWindowMs: options.stallWindowMs ?? 120_000,
+    replicas: () => replicaCheck?.problem() ?? null,
   });
   const http = await startHttp(base, composed, queuesForGauges, readiness);
+  // Only a receiver acknowledges webhooks, so only it needs the replicas of redis.replicas_ack.
+  replicaCheck =
+    options.mode === 'work'
+      ? undefined
+      : watchReplicas({
+          redis: base.redis,
+          replicasAck: base.config.redis.replicasAck,
+          address: base.address,
+          log: base.log,
+        });
   const watcher = watchRules(base, composed, http.receiver);
   const shutdown = createShutdown({
     state: base.state,
@@ -129,6 +142,7 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
     graceMs: base.config.worker.shutdownGraceMs,
     tracing: base.tracing,
   });
+  void shutdown.stopped.then(() => replicaCheck?.stop());
   stopOnLayoutMismatch(base, shutdown);
   if (options.handleSignals) stopOnSignals(shutdown, base.log);
   return { url: http.url, config: base.loaded, stop: shutdown.stop, stopped: shutdown.stopped };
@@ -281,6 +295,8 @@ async function startReceiver(
     layoutChecked,
     jobOptions: bridgeJobOptions({ attempts: config.worker.attempts }),
     logger: log,
+    // Repeated 503s: one line per interval with a count, like the outage report.
+    repeatLogIntervalMs: base.options.outageReportIntervalMs ?? 30_000,
     metrics: registry,
     readiness,
     routes: (app) => {
