@@ -36,8 +36,8 @@ interface Row {
   name: string;
   kind: TopologyKind;
   processes: ('start' | 'serve' | 'work')[];
-  /** Redis goes away with the SIGTERM, or 3 s before it. */
-  when: 'during' | 'before';
+  /** Redis goes away with the SIGTERM, 3 s before it, or not at all (only the jobs hang). */
+  when: 'during' | 'before' | 'never';
 }
 
 const ROWS: Row[] = [
@@ -64,6 +64,12 @@ const ROWS: Row[] = [
     kind: 'single',
     processes: ['serve', 'work'],
     when: 'during',
+  },
+  {
+    name: 'single Redis that stays up: start, in-flight jobs outlast the grace',
+    kind: 'single',
+    processes: ['start'],
+    when: 'never',
   },
 ];
 
@@ -127,7 +133,7 @@ describe('shutdown bounded whatever Redis does', () => {
       await waitFor(() => platform.requests() > 0, { timeoutMs: 15_000, what: 'a platform call' });
 
       const linesBefore = bridges.map((bridge) => bridge.logs.length);
-      const gone = topology.killDataNodes();
+      const gone = row.when === 'never' ? Promise.resolve() : topology.killDataNodes();
       if (row.when === 'before') {
         await gone;
         await sleep(3_000);
@@ -149,7 +155,9 @@ describe('shutdown bounded whatever Redis does', () => {
       });
 
       // Nothing lost: every acknowledged event is still in a job for the next worker.
-      await topology.restartDataNodes();
+      if (row.when === 'never') {
+        expect(bridges[0]?.logs.join('\n')).toContain('in-flight jobs did not finish in time');
+      } else await topology.restartDataNodes();
       expect(await unfinishedEvents(topology, prefix)).toBe(WEBHOOKS);
     },
     150_000,
