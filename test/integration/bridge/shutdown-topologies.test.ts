@@ -60,6 +60,12 @@ const ROWS: Row[] = [
     when: 'during',
   },
   {
+    name: 'Sentinel: serve and work, the data nodes gone 3 s before the SIGTERM',
+    kind: 'sentinel',
+    processes: ['serve', 'work'],
+    when: 'before',
+  },
+  {
     name: 'single Redis: serve and work, Redis shuts down with the SIGTERM',
     kind: 'single',
     processes: ['serve', 'work'],
