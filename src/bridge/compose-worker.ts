@@ -6,6 +6,7 @@ import { createPlatformClient, type PlatformClient } from '../platform/create-pl
 import { type KeyLayout, layoutFor } from '../queue/key-layout.js';
 import type { BridgeKeys } from '../queue/redis-keys.js';
 import { createEventRecorder } from '../record/create-event-recorder.js';
+import { closeConnection } from '../redis/close-connection.js';
 import type { RedisClient } from '../redis/redis-client.js';
 import { createRedisClient } from '../redis/redis-connection.js';
 import type { CompiledRules } from '../rules/compile-rules.js';
@@ -29,7 +30,8 @@ export interface ComposedWorker {
    * finish, see BusinessTable).
    */
   setBusinesses(businesses: readonly BusinessSetup[]): void;
-  close(graceMs?: number): Promise<void>;
+  /** Bounded whatever Redis does (see BridgeWorker.close). */
+  close(graceMs?: number, redisGone?: AbortSignal): Promise<void>;
 }
 
 /** One business as the worker is built from it: its merged config and its compiled rules. */
@@ -101,10 +103,10 @@ export function composeWorker(
     setBusinesses() {
       throw new Error('this worker serves one business: the config has no businesses');
     },
-    close(graceMs = config.worker.shutdownGraceMs) {
+    close(graceMs = config.worker.shutdownGraceMs, redisGone?: AbortSignal) {
       closing ??= (async () => {
-        await worker.close(graceMs);
-        await budgetRedis?.quit().catch(() => undefined);
+        await worker.close(graceMs, redisGone);
+        if (budgetRedis) await closeConnection(budgetRedis);
       })();
       return closing;
     },
@@ -227,10 +229,10 @@ export function composeBusinessesWorker(
     setBusinesses(next) {
       worker.setBusinesses(next.map((setup) => compose(setup).business));
     },
-    close(graceMs = shared.worker.shutdownGraceMs) {
+    close(graceMs = shared.worker.shutdownGraceMs, redisGone?: AbortSignal) {
       closing ??= (async () => {
-        await worker.close(graceMs);
-        await budgetRedis?.quit().catch(() => undefined);
+        await worker.close(graceMs, redisGone);
+        if (budgetRedis) await closeConnection(budgetRedis);
       })();
       return closing;
     },

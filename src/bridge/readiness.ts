@@ -16,15 +16,18 @@ export interface ReadinessDeps {
   eventQueues: readonly Queue[];
   /** Jobs waiting and none finished for this long means not ready. */
   stallWindowMs: number;
+  /** A receiver's replica check (replica-check.ts): why webhooks cannot be acknowledged, or null. */
+  replicas?: (() => string | null) | undefined;
 }
 
 /**
  * The answer of /readyz: null when ready, else the reason. Not ready while shutting down, while
- * the key layout does not match, while Redis does not answer, and while jobs wait but none finish
- * (a stalled worker) unless the platform's rate limit is what holds them.
+ * the key layout does not match, while Redis does not answer, while the primaries have fewer
+ * replicas than `redis.replicas_ack` (webhooks are answered 503), and while jobs wait but none
+ * finish (a stalled worker) unless the platform's rate limit is what holds them.
  */
 export function createReadiness(deps: ReadinessDeps): () => Promise<string | null> {
-  const { state, outage, redis, address, worker, eventQueues, stallWindowMs } = deps;
+  const { state, outage, redis, address, worker, eventQueues, stallWindowMs, replicas } = deps;
   const sumOf = async (read: (queue: (typeof eventQueues)[number]) => Promise<number>) =>
     (await Promise.all(eventQueues.map(read))).reduce((a, b) => a + b, 0);
   let lastProgressAt = Date.now();
@@ -33,6 +36,8 @@ export function createReadiness(deps: ReadinessDeps): () => Promise<string | nul
     if (state.shuttingDown) return 'shutting down';
     if (state.layoutProblem) return state.layoutProblem.message;
     if (outage.isDown() || redis.status !== 'ready') return `Redis at ${address} does not answer`;
+    const replicaProblem = replicas?.() ?? null;
+    if (replicaProblem !== null) return replicaProblem;
     if (!worker) return null;
     const waiting = await withDeadline(
       sumOf((queue) => queue.getWaitingCount()),

@@ -44,9 +44,14 @@ export function createOutageReporter(options: {
   };
 }
 
-/** Errors that only say "Redis is not reachable right now" (the outage report covers them). */
+/**
+ * Errors that only say "Redis is not reachable right now" (the outage report covers them): socket
+ * errors, and what ioredis says when a cluster's nodes or a Sentinel setup's sentinels are all gone
+ * (a cluster client repeats "Failed to refresh slots cache." on every reconnect attempt: 2,650
+ * lines in 45 s in issue 29).
+ */
 const CONNECTION_ERROR =
-  /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|EPIPE|Connection is closed|connect ETIMEDOUT|max retries per request|Stream isn't writeable|Redis (does not|is not)/i;
+  /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|EPIPE|Connection is closed|connect ETIMEDOUT|max retries per request|Stream isn't writeable|Redis (does not|is not)|Failed to refresh slots cache|None of startup nodes is available|Cluster is (ended|disconnect)|Cluster isn't ready|CLUSTERDOWN|Too many Cluster redirections|All sentinels are unreachable/i;
 
 export function isConnectionError(text: string): boolean {
   return CONNECTION_ERROR.test(text);

@@ -32,6 +32,7 @@ import { registerQueueGauges } from './queue-gauges.js';
 import { createReadiness } from './readiness.js';
 import { registerRedisGauges } from './redis-gauges.js';
 import { createOutageReporter, type OutageReporter, quietConnectionErrors } from './redis-outage.js';
+import { type ReplicaCheck, watchReplicas } from './replica-check.js';
 import { createShutdown, type Shutdown, stopOnSignals } from './shutdown.js';
 import { testClock } from './test-clock.js';
 
@@ -108,6 +109,7 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
   if (composed) startWorker(base, composed);
   const queuesForGauges = composed ? composed.worker.queues.flatMap((q) => [q.events, q.timers]) : [];
   registerGauges(base, composed);
+  let replicaCheck: ReplicaCheck | undefined;
   const readiness = createReadiness({
     state: base.state,
     outage: base.outage,
@@ -116,8 +118,19 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
     worker: composed?.worker,
     eventQueues: composed ? composed.worker.queues.map((q) => q.events) : [],
     stallWindowMs: options.stallWindowMs ?? 120_000,
+    replicas: () => replicaCheck?.problem() ?? null,
   });
   const http = await startHttp(base, composed, queuesForGauges, readiness);
+  // Only a receiver acknowledges webhooks, so only it needs the replicas of redis.replicas_ack.
+  replicaCheck =
+    options.mode === 'work'
+      ? undefined
+      : watchReplicas({
+          redis: base.redis,
+          replicasAck: base.config.redis.replicasAck,
+          address: base.address,
+          log: base.log,
+        });
   const watcher = watchRules(base, composed, http.receiver);
   const shutdown = createShutdown({
     state: base.state,
@@ -129,8 +142,10 @@ export async function runBridge(options: RunBridgeOptions): Promise<RunningBridg
     closeHttp: http.close,
     receiver: http.receiver,
     worker: composed,
+    graceMs: base.config.worker.shutdownGraceMs,
     tracing: base.tracing,
   });
+  void shutdown.stopped.then(() => replicaCheck?.stop());
   stopOnLayoutMismatch(base, shutdown);
   if (options.handleSignals) stopOnSignals(shutdown, base.log);
   return { url: http.url, config: base.loaded, stop: shutdown.stop, stopped: shutdown.stopped };
@@ -298,6 +313,8 @@ async function startReceiver(
     layoutChecked,
     jobOptions: bridgeJobOptions({ attempts: config.worker.attempts }),
     logger: log,
+    // Repeated 503s: one line per interval with a count, like the outage report.
+    repeatLogIntervalMs: base.options.outageReportIntervalMs ?? 30_000,
     metrics: registry,
     readiness,
     routes: (app) => {

@@ -1,13 +1,25 @@
 import type { Logger } from 'pino';
 import { describeError } from '../base/errors.js';
+import { settleWithin } from '../base/settle-within.js';
 import type { ConfigWatcher } from '../config/watch-config.js';
 import type { TracingHandle } from '../observe/set-up-tracing.js';
+import { closeConnection } from '../redis/close-connection.js';
+import { anyPrimaryAnswers } from '../redis/ping-primaries.js';
 import type { RedisClient } from '../redis/redis-client.js';
 import type { BridgeState } from './bridge-state.js';
 import type { OutageReporter } from './redis-outage.js';
 
 /** Longest wait for each part to close when Redis is unreachable at shutdown. */
 const UNREACHABLE_CLOSE_MS = 2_000;
+/** Longest wait for the receiver to close (its own steps are bounded at 1 s each). */
+const RECEIVER_CLOSE_MS = 3_000;
+/**
+ * What the worker may take beyond its grace: its closing steps are bounded (1 s each); this is the
+ * last resort should one of them still hang.
+ */
+const WORKER_CLOSE_MARGIN_MS = 4_000;
+/** How often (and how long) the shutdown asks whether Redis went away while jobs were finishing. */
+const REDIS_WATCH_MS = 250;
 
 /** The parts a stop closes, in this order. */
 export interface ShutdownParts {
@@ -21,8 +33,12 @@ export interface ShutdownParts {
   /** Stops the HTTP server (receiver or health server) taking requests and drains it. */
   closeHttp: (() => Promise<void>) | undefined;
   receiver: { close(): Promise<void> } | undefined;
-  /** The worker: finishes in-flight jobs within its grace (0: at once). */
-  worker: { close(graceMs?: number): Promise<void> } | undefined;
+  /**
+   * The worker: finishes in-flight jobs within its grace (0: at once), or until `redisGone` aborts.
+   */
+  worker: { close(graceMs?: number, redisGone?: AbortSignal): Promise<void> } | undefined;
+  /** `worker.shutdown_grace`: with the margin above, the longest a stop waits for the worker. */
+  graceMs: number;
   tracing: TracingHandle | undefined;
 }
 
@@ -35,10 +51,13 @@ export interface Shutdown {
 
 /**
  * The one shutdown path: readiness off, config watch off, HTTP drained, then the receiver and the
- * worker closed (in-flight jobs finished), then the control connection and tracing.
+ * worker closed (in-flight jobs finished), then the control connection and tracing. Every step is
+ * bounded, so that a stop ends within `worker.shutdown_grace` and a few seconds whatever Redis does
+ * (gone before the stop, or going while jobs finish: issue 29); what could not finish stays in
+ * Redis for the next worker.
  */
 export function createShutdown(parts: ShutdownParts): Shutdown {
-  const { state, log, outage, redis, address, watcher, closeHttp, receiver, worker, tracing } = parts;
+  const { state, log, outage, redis, address, watcher, closeHttp, receiver, tracing } = parts;
   let resolveStopped: (code: number) => void = () => {};
   const stopped = new Promise<number>((resolve) => {
     resolveStopped = resolve;
@@ -54,21 +73,14 @@ export function createShutdown(parts: ShutdownParts): Shutdown {
       // for a reconnect that may never come: stop at once, bounded; unfinished jobs are retried.
       const redisAway = outage.isDown() || redis.status !== 'ready';
       if (redisAway) log.warn({ redis: address }, 'Redis is unreachable: not waiting for in-flight jobs');
-      const bound = redisAway ? UNREACHABLE_CLOSE_MS : Number.POSITIVE_INFINITY;
       await settleWithin(
         receiver
           ?.close()
           .catch((error: unknown) => log.warn({ err: describeError(error) }, 'receiver close')),
-        bound,
+        redisAway ? UNREACHABLE_CLOSE_MS : RECEIVER_CLOSE_MS,
       );
-      await settleWithin(
-        worker
-          ?.close(redisAway ? 0 : undefined)
-          .catch((error: unknown) => log.warn({ err: describeError(error) }, 'worker close')),
-        bound,
-      );
-      if (redis.status === 'ready') await redis.quit().catch(() => undefined);
-      else redis.disconnect();
+      await closeWorker(parts, redisAway);
+      await closeConnection(redis);
       await tracing?.shutdown();
       log.info('stopped');
       resolveStopped(state.exitCode);
@@ -76,6 +88,41 @@ export function createShutdown(parts: ShutdownParts): Shutdown {
     return stopping;
   };
   return { stop, stopped };
+}
+
+/** The worker's close, cut short when Redis goes away while its jobs finish (they cannot). */
+async function closeWorker(parts: ShutdownParts, redisAway: boolean): Promise<void> {
+  const { worker, log, graceMs } = parts;
+  if (!worker) return;
+  const redisGone = new AbortController();
+  const closed = worker
+    .close(redisAway ? 0 : graceMs, redisGone.signal)
+    .catch((error: unknown) => log.warn({ err: describeError(error) }, 'worker close'));
+  if (!redisAway) void watchRedisGone(parts, closed, redisGone);
+  await settleWithin(closed, redisAway ? UNREACHABLE_CLOSE_MS : graceMs + WORKER_CLOSE_MARGIN_MS);
+  redisGone.abort();
+}
+
+/**
+ * Aborts `redisGone` once Redis is known unreachable (the outage report) or no primary answered two
+ * checks in a row, until `closed` settles.
+ */
+async function watchRedisGone(
+  parts: ShutdownParts,
+  closed: Promise<unknown>,
+  redisGone: AbortController,
+): Promise<void> {
+  let done = false;
+  void closed.finally(() => {
+    done = true;
+  });
+  let silent = 0;
+  while (!done && !redisGone.signal.aborted) {
+    await settleWithin(closed, REDIS_WATCH_MS);
+    if (done) return;
+    silent = (await anyPrimaryAnswers(parts.redis, REDIS_WATCH_MS)) ? 0 : silent + 1;
+    if (parts.outage.isDown() || silent >= 2) redisGone.abort();
+  }
 }
 
 /** SIGTERM and SIGINT stop the bridge gracefully; a second signal exits at once. */
@@ -95,20 +142,4 @@ export function stopOnSignals({ stop, stopped }: Shutdown, log: Logger): void {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
   });
-}
-
-/** Waits for `promise` for at most `ms` (never rejects: callers log their own errors). */
-async function settleWithin(promise: Promise<unknown> | undefined, ms: number): Promise<void> {
-  if (promise === undefined) return;
-  if (!Number.isFinite(ms)) {
-    await promise;
-    return;
-  }
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    promise,
-    new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }

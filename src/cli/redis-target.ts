@@ -18,6 +18,7 @@ import {
   type RedisTopology,
   singleRedis,
 } from '../redis/redis-connection.js';
+import { primaryConnections } from '../redis/scan-keys.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
 import { pickBusiness } from './pick-business.js';
@@ -273,7 +274,9 @@ export async function runWithRedis<T>(
 
 /**
  * Other prefixes under which `keySuffix` exists (e.g. `bridge:dead:index`), for the hint after an
- * empty listing: the usual cause is a prefix that is not the bridge's. SCAN, bounded.
+ * empty listing: the usual cause is a prefix that is not the bridge's. SCAN on every primary (a
+ * cluster's keys are spread over them: one node's SCAN missed most of them, issue 29), bounded to
+ * `maxScanned` keys per primary and 10 prefixes.
  */
 export async function otherPrefixesWith(
   redis: RedisClient,
@@ -282,18 +285,32 @@ export async function otherPrefixesWith(
   maxScanned = 50_000,
 ): Promise<string[]> {
   const found = new Set<string>();
-  let cursor = '0';
-  let scanned = 0;
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `*:${keySuffix}`, 'COUNT', 1000);
-    cursor = next;
-    scanned += 1000;
-    for (const key of keys) {
-      const other = key.slice(0, -(keySuffix.length + 1));
-      if (other !== prefix && other !== '') found.add(other);
-    }
-  } while (cursor !== '0' && scanned < maxScanned && found.size < 10);
+  for (const node of primaryConnections(redis)) {
+    let cursor = '0';
+    let scanned = 0;
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', `*:${keySuffix}`, 'COUNT', 1000);
+      cursor = next;
+      scanned += 1000;
+      for (const key of keys) {
+        const other = prefixOfKeyStart(key.slice(0, -(keySuffix.length + 1)));
+        if (other !== prefix && other !== '') found.add(other);
+      }
+    } while (cursor !== '0' && scanned < maxScanned && found.size < 10);
+    if (found.size >= 10) break;
+  }
   return [...found].sort();
+}
+
+/**
+ * The `redis.prefix` a key's start stands for: as written with one Redis, and inside its hash tag
+ * with a cluster or several shards (`{cb}` and the shard tags `{cb:3}`, `{cb:3.17}` are prefix `cb`,
+ * which has no `:`), so that the hint names what `--prefix` takes.
+ */
+export function prefixOfKeyStart(start: string): string {
+  const tagged = /^\{([^}]*)\}$/.exec(start);
+  if (tagged === null) return start;
+  return (tagged[1] ?? '').split(':')[0] ?? '';
 }
 
 /** How every Redis-reading command finds Redis, for its --help. */

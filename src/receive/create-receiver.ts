@@ -61,7 +61,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     }
     return made;
   };
-  const { app, setBusinesses } = createReceiverApp({
+  const { app, setBusinesses, flushLogs } = createReceiverApp({
     settings,
     effectsFor,
     tracing,
@@ -92,6 +92,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     close() {
       closing ??= (async () => {
         await servers.closeAll();
+        flushLogs();
         await producer.close();
       })();
       return closing;

@@ -1,13 +1,16 @@
 import { type JobsOptions, Queue } from 'bullmq';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { describeError } from '../base/errors.js';
+import { settleWithin } from '../base/settle-within.js';
 import type { RedisTopology } from '../config/redis-topology.js';
 import type { ConversationEvent } from '../events/conversation-event.js';
 import { type IngestItem, type IngestResult, ingestItems } from '../queue/ingest-event.js';
 import { createKeyLayout, type KeyLayout, type QueueShard } from '../queue/key-layout.js';
 import { type BridgeKeys, QUEUE_NAMES } from '../queue/redis-keys.js';
+import { closeConnection } from '../redis/close-connection.js';
 import { createRedisClient, type RedisClient, singleRedis } from '../redis/redis-connection.js';
+import { type PrimaryWatch, watchUnreachablePrimaries } from '../redis/watch-unreachable-primaries.js';
 import { createGroupCommit } from './group-commit.js';
 import { RECEIVER_DEFAULTS } from './receiver-defaults.js';
 import { ReceiverError } from './receiver-errors.js';
@@ -95,7 +98,14 @@ export function createEventProducer(options: EventProducerOptions): EventProduce
   let closing: Promise<void> | undefined;
   const isClosing = () => closing !== undefined;
   const queues = layout.all.map((shard) => createShardQueue(redis, shard, options.logger, isClosing));
-  const ingestFor = ingestPerBusiness(redis, layout, queues, options);
+  const commits = layout.all.map((shard) =>
+    createShardCommit(redis, shard, layout, queues[shard.index] as ShardQueue, options),
+  );
+  const primaryWatch =
+    redis instanceof Cluster
+      ? refuseShardsOfUnreachablePrimaries(redis, layout, commits, options.logger)
+      : undefined;
+  const ingestFor = ingestPerBusiness(layout, commits, options);
 
   return {
     redis,
@@ -115,6 +125,7 @@ export function createEventProducer(options: EventProducerOptions): EventProduce
       );
     },
     close() {
+      primaryWatch?.stop();
       closing ??= closeProducer(redis, queues);
       return closing;
     },
@@ -123,7 +134,8 @@ export function createEventProducer(options: EventProducerOptions): EventProduce
 
 /**
  * One ingest function per business, made on first use, all feeding the same group commit per queue
- * shard: a batch holds the events of every business that arrived together (a batch per business
+ * shard (`commits`, by shard index, read on every event: a shard whose primary is unreachable has
+ * its commit swapped for a refusal, see refuseShardsOfUnreachablePrimaries): a batch holds the events of every business that arrived together (a batch per business
  * would make each event of a bridge of 200 businesses its own batch, at several times the Redis
  * commands and CPU of an event in a batch). An explicit business's event keys get its id in front
  * (`<id>:<key>`), so everything derived from an event key (dedupe, run state, timer ids, the
@@ -131,14 +143,10 @@ export function createEventProducer(options: EventProducerOptions): EventProduce
  * are kept under its keys (queue/redis-keys.ts).
  */
 function ingestPerBusiness(
-  redis: RedisClient,
   layout: KeyLayout,
-  queues: readonly ShardQueue[],
+  commits: readonly ShardCommit[],
   options: EventProducerOptions,
 ): (business: string | null) => (event: ConversationEvent) => Promise<IngestResult> {
-  const commits = layout.all.map((shard) =>
-    createShardCommit(redis, shard, layout, queues[shard.index] as ShardQueue, options),
-  );
   const route = (item: IngestItem): Promise<IngestResult> =>
     (commits[layout.shardOf(item.event.conversationId).index] as ShardCommit)(item);
   const gated = gateOnLayoutCheck(route, options.layoutChecked, options.commandTimeoutMs);
@@ -269,6 +277,45 @@ function createShardCommit(
 }
 
 /**
+ * On a cluster, a shard whose primary the client knows to be unreachable is refused at once (503,
+ * the platform retries) instead of after the enqueue timeout: its commit is swapped for a refusal
+ * while the primary is down, and back when it answers or a replica took over. The commits of
+ * healthy shards are left as they are: nothing is added to a webhook's path.
+ */
+function refuseShardsOfUnreachablePrimaries(
+  cluster: Cluster,
+  layout: KeyLayout,
+  commits: ShardCommit[],
+  logger: Logger,
+): PrimaryWatch {
+  const healthy = [...commits];
+  return watchUnreachablePrimaries(
+    cluster,
+    layout.all.map((shard) => shard.keys.arrival),
+    {
+      down(index, primary) {
+        const refusal = new ReceiverError(
+          `the Redis primary ${primary} serving queue shard ${index} is unreachable: the event is not stored (the platform retries it); a replica takes over within the cluster's node timeout if the primary has one, else start the primary again`,
+          { code: 'RECEIVER_REDIS_UNAVAILABLE' },
+        );
+        commits[index] = () => Promise.reject(refusal);
+        logger.warn(
+          { shard: index, primary },
+          `webhooks of queue shard ${index} are answered 503 at once: its Redis primary ${primary} is unreachable`,
+        );
+      },
+      up(index) {
+        commits[index] = healthy[index] as ShardCommit;
+        logger.info(
+          { shard: index },
+          `queue shard ${index} has a reachable Redis primary again: taking its webhooks`,
+        );
+      },
+    },
+  );
+}
+
+/**
  * Until the layout is known good, an event waits for the check at most `timeoutMs` (the check
  * takes one round trip once Redis answers), then is refused (503, the platform retries). Waiters
  * are dropped when they give up, so a Redis that stays away holds no events in memory, and nothing
@@ -341,12 +388,11 @@ async function waitUntilConnected(
   }
 }
 
-/** Closes every shard's queue, then the connection (QUIT, or a disconnect when it hangs). */
+/**
+ * Closes every shard's queue, then the connection (QUIT, or a disconnect when it hangs), each step
+ * bounded: a close must not wait for a Redis that is gone (issue 29).
+ */
 async function closeProducer(redis: RedisClient, queues: readonly ShardQueue[]): Promise<void> {
-  await Promise.all(queues.map((queue) => queue.close()));
-  try {
-    await withTimeout(redis.quit(), 1_000, 'Redis QUIT');
-  } catch {
-    redis.disconnect();
-  }
+  await settleWithin(Promise.all(queues.map((queue) => queue.close())), 1_000);
+  await closeConnection(redis, 1_000);
 }

@@ -18,4 +18,6 @@ export const RECEIVER_DEFAULTS = {
   replicasAckTimeoutMs: redisSection.replicasAckTimeoutMs,
   quarantineMax: DEFAULT_QUARANTINE_MAX,
   quarantineBodyBytes: DEFAULT_QUARANTINE_BODY_BYTES,
+  /** Not a config setting: the bridge passes its outage report interval (30 s unless a test sets it). */
+  repeatLogIntervalMs: 30_000,
 } as const;

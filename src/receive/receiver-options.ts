@@ -38,6 +38,11 @@ export interface ReceiverOptions extends EventStoreTarget {
   jobOptions?: JobsOptions;
   /** pino logger; silent when omitted. Secret headers are redacted from anything logged through it. */
   logger?: Logger;
+  /**
+   * Webhooks answered 503 for the same reason are logged once per this interval with their count,
+   * not once each (default 30 s, the bridge's outage report interval).
+   */
+  repeatLogIntervalMs?: number;
   /** prom-client registry to count webhooks on; when given, `GET /metrics` serves it too. */
   metrics?: Registry;
   /** Most entries kept in the quarantine (oldest dropped first; default 10,000). */
@@ -114,6 +119,7 @@ const PlainOptions = z.object({
     .min(1024)
     .max(16 * 1024 * 1024)
     .default(RECEIVER_DEFAULTS.quarantineBodyBytes),
+  repeatLogIntervalMs: z.number().int().min(10).max(3_600_000).default(RECEIVER_DEFAULTS.repeatLogIntervalMs),
 });
 export type ResolvedReceiverOptions = z.infer<typeof PlainOptions>;
 
@@ -130,6 +136,7 @@ export function resolveReceiverOptions(options: ReceiverOptions): ResolvedReceiv
     prefix: options.prefix,
     quarantineMax: options.quarantineMax,
     quarantineBodyBytes: options.quarantineBodyBytes,
+    repeatLogIntervalMs: options.repeatLogIntervalMs,
   });
   if (!parsed.success) {
     // Issue messages name the field and the rule, never the value (which may be a secret).

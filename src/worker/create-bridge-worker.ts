@@ -1,11 +1,13 @@
 import { Queue, type Worker } from 'bullmq';
 import pino, { type Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { settleWithin } from '../base/settle-within.js';
 import type { WorkerSettings } from '../config/config-schema.js';
 import { bullmqTelemetry } from '../observe/trace-context.js';
 import { bridgeJobOptions } from '../queue/job-options.js';
 import { createKeyLayout, type KeyLayout } from '../queue/key-layout.js';
 import { type BridgeKeys, QUEUE_NAMES } from '../queue/redis-keys.js';
+import { closeConnection } from '../redis/close-connection.js';
 import type { RedisClient } from '../redis/redis-client.js';
 import { type RedisTopology, singleRedis } from '../redis/redis-connection.js';
 import { createShardWorkers } from './adapters/bullmq-workers.js';
@@ -82,8 +84,11 @@ export interface BridgeWorker {
   setBusinesses(businesses: readonly WorkerBusiness[]): void;
   /** Each business served: paused (for how long) and jobs running here. */
   businessStatus(): BusinessStatus[];
-  /** Stops taking jobs, waits for in-flight jobs up to `graceMs`, then closes every connection. Idempotent. */
-  close(graceMs?: number): Promise<void>;
+  /**
+   * Stops taking jobs, waits for in-flight jobs up to `graceMs` (or until `redisGone` aborts), then
+   * closes every connection; bounded whatever Redis does. Idempotent.
+   */
+  close(graceMs?: number, redisGone?: AbortSignal): Promise<void>;
 }
 
 /**
@@ -151,8 +156,8 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
       table.set(businesses);
     },
     businessStatus: () => table.status(),
-    close(graceMs = 25_000) {
-      closing ??= closeWorker(workers, allQueues, connections, graceMs, log);
+    close(graceMs = 25_000, redisGone?: AbortSignal) {
+      closing ??= closeWorker(workers, allQueues, connections, graceMs, log, redisGone);
       return closing;
     },
   };
@@ -193,26 +198,36 @@ function openQueues(layout: KeyLayout, connection: RedisClient, settings: Worker
   }));
 }
 
-/** Stops taking jobs, waits for in-flight jobs up to `graceMs` (0: not at all), then closes the queues and connections. */
+/** How long each closing step after the grace may take (a Redis that is gone answers nothing). */
+const CLOSE_STEP_MS = 1_000;
+
+/**
+ * Stops taking jobs and waits for in-flight jobs up to `graceMs` (0: not at all), or until
+ * `redisGone` aborts (nothing can finish without Redis); then closes the queues and connections,
+ * each step bounded. A job cut off here keeps its place in Redis: its lock expires and the next
+ * worker runs it again (the exactly-once ledger skips what it had done).
+ */
 async function closeWorker(
   workers: readonly Worker[],
   allQueues: readonly Queue[],
   connections: WorkerConnections,
   graceMs: number,
   log: Logger,
+  redisGone: AbortSignal | undefined,
 ): Promise<void> {
-  if (graceMs <= 0) {
-    await Promise.all(workers.map((worker) => worker.close(true)));
-    await Promise.allSettled(allQueues.map((queue) => queue.close()));
-    await Promise.allSettled(connections.all().map((c) => c.quit()));
-    return;
+  const closing = Promise.all(workers.map((worker) => worker.close(graceMs <= 0)));
+  const waited = await settleWithin(closing, graceMs > 0 ? graceMs : CLOSE_STEP_MS, redisGone);
+  if (waited === 'timeout' && graceMs > 0) {
+    log.warn({ graceMs }, 'in-flight jobs did not finish in time; closing anyway (they will be retried)');
+  } else if (waited === 'aborted') {
+    log.warn(
+      'Redis went away while in-flight jobs were finishing: not waiting for them (they will be retried)',
+    );
   }
-  const drain = Promise.all(workers.map((worker) => worker.close()));
-  const deadline = new Promise<'timeout'>((resolve) => setTimeout(resolve, graceMs, 'timeout').unref());
-  if ((await Promise.race([drain.then(() => 'drained' as const), deadline])) === 'timeout') {
-    log.warn({ graceMs }, 'in-flight jobs did not finish in time; forcing close (they will be retried)');
-    await Promise.all(workers.map((worker) => worker.close(true)));
+  await settleWithin(Promise.allSettled(allQueues.map((queue) => queue.close())), CLOSE_STEP_MS);
+  await Promise.all(connections.all().map((connection) => closeConnection(connection, CLOSE_STEP_MS)));
+  if (waited !== 'settled') {
+    // BullMQ's own blocking connections (copies of ours) would go on reconnecting.
+    for (const worker of workers) void settleWithin(worker.disconnect(), CLOSE_STEP_MS);
   }
-  await Promise.allSettled(allQueues.map((queue) => queue.close()));
-  await Promise.allSettled(connections.all().map((c) => c.quit()));
 }

@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { describeError } from '../../base/errors.js';
+import { createRepeatSummary } from '../../observe/repeat-summary.js';
 import type { TraceSpan } from '../../observe/trace-context.js';
 import type { ReceiveOutcome } from '../receive-webhook.js';
 import type { ReceiverMetrics } from '../receiver-metrics.js';
@@ -21,6 +22,9 @@ export type RequestStates = WeakMap<Request, RequestState>;
 
 export type AnswerWebhook = (req: Request, res: Response, outcome: ReceiveOutcome) => void;
 
+/** The answerer, and the count of repeated 503s not logged yet (logged by `flush` when closing). */
+export type WebhookAnswerer = AnswerWebhook & { flush(): void };
+
 /** The fields of every webhook's log line. */
 interface WebhookLogFields {
   business?: string;
@@ -31,14 +35,19 @@ interface WebhookLogFields {
   eventKey: string | null;
 }
 
-/** Answers a webhook request, counts it, ends its span and writes its log line. Made once per receiver. */
+/**
+ * Answers a webhook request, counts it, ends its span and writes its log line: 503s for the same
+ * reason as one line per `repeatLogIntervalMs` with their count. Made once per receiver.
+ */
 export function createWebhookAnswerer(deps: {
   states: RequestStates;
   metrics: ReceiverMetrics;
   log: Logger;
-}): AnswerWebhook {
+  repeatLogIntervalMs: number;
+}): WebhookAnswerer {
   const { states, metrics, log } = deps;
-  return (req, res, outcome) => {
+  const unavailable = unavailableLog(log, deps.repeatLogIntervalMs);
+  const answer = (req: Request, res: Response, outcome: ReceiveOutcome) => {
     const { reply } = outcome;
     sendReply(res, reply);
     const state = states.get(req);
@@ -54,11 +63,36 @@ export function createWebhookAnswerer(deps: {
       eventKey: outcome.event?.key ?? null,
     };
     if (state?.span) endWebhookSpan(state.span, outcome);
-    logWebhook(log, req, outcome, fields);
+    if (reply.outcome === 'unavailable') {
+      const err = describeError(outcome.error);
+      unavailable.note(err, { ...fields, err });
+    } else logWebhook(log, req, outcome, fields);
   };
+  return Object.assign(answer, { flush: () => unavailable.flush() });
 }
 
-/** The webhook's log line: a warning for a refused secret or a 503, info for the quarantine. */
+/**
+ * The 503 warnings: the first for a reason at once, the next ones for that reason counted and
+ * logged as one line at the end of the interval (a cluster without replicas answered 200 webhooks
+ * 503 with 200 identical warnings, issue 29).
+ */
+function unavailableLog(log: Logger, intervalMs: number) {
+  const seconds = Math.round(intervalMs / 1000);
+  return createRepeatSummary<WebhookLogFields & { err: string }>({
+    intervalMs,
+    log: (fields, repeated) => {
+      if (repeated === 0) log.warn(fields, 'webhook answered 503: Redis could not store it');
+      else {
+        log.warn(
+          { ...fields, repeated },
+          `webhook answered 503: Redis could not store it (${repeated} more for the same reason in the last ${seconds} s; the fields are the last one's)`,
+        );
+      }
+    },
+  });
+}
+
+/** The webhook's log line: a warning for a refused secret, info for the quarantine (503s: unavailableLog). */
 function logWebhook(
   log: Logger,
   req: Request,
@@ -82,12 +116,6 @@ function logWebhook(
           secretHeaders: ['authorization', 'secret'].filter((h) => req.headers[h] !== undefined),
         },
         'webhook rejected: secret missing or wrong',
-      );
-      break;
-    case 'unavailable':
-      log.warn(
-        { ...fields, err: describeError(outcome.error) },
-        'webhook answered 503: Redis could not store it',
       );
       break;
     case 'quarantined':

@@ -13,7 +13,10 @@ import { createErrorHandler, createNotFoundHandler } from './unhandled-request.j
 import { createWebhookRoute } from './webhook-route.js';
 
 export interface ReceiverAppDeps extends HealthRoutesDeps {
-  settings: Pick<ResolvedReceiverOptions, 'path' | 'secrets' | 'bodyLimitBytes' | 'businesses'>;
+  settings: Pick<
+    ResolvedReceiverOptions,
+    'path' | 'secrets' | 'bodyLimitBytes' | 'businesses' | 'repeatLogIntervalMs'
+  >;
   /** What the webhook policy stores with (receive-webhook.ts), for a business (null: the only one). */
   effectsFor: (business: string | null) => ReceiveEffects;
   tracing: BridgeTracing | undefined;
@@ -25,6 +28,8 @@ export interface ReceiverAppDeps extends HealthRoutesDeps {
 export interface ReceiverApp {
   readonly app: Express;
   setBusinesses(businesses: readonly ReceiverBusiness[]): void;
+  /** Logs the repeated 503s counted and not logged yet (a closing receiver). */
+  flushLogs(): void;
 }
 
 /**
@@ -40,6 +45,7 @@ export function createReceiverApp(deps: ReceiverAppDeps): ReceiverApp {
     states,
     metrics: createReceiverMetrics(deps.metrics ?? new Registry(), { byBusiness }),
     log,
+    repeatLogIntervalMs: settings.repeatLogIntervalMs,
   });
   const routeFor = (path: string, secrets: readonly string[], business: string | null) =>
     createWebhookRoute({
@@ -77,5 +83,6 @@ export function createReceiverApp(deps: ReceiverAppDeps): ReceiverApp {
         throw new Error('this receiver serves one business: it was built without businesses');
       businesses.set(next);
     },
+    flushLogs: () => answer.flush(),
   };
 }

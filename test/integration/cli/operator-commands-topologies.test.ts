@@ -1,10 +1,12 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Queue } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKeyLayout } from '../../../src/queue/key-layout.js';
 import { quarantineBody } from '../../../src/receive/quarantine-store.js';
+import { keySlot } from '../../../src/redis/key-slot.js';
 import type { RedisClient } from '../../../src/redis/redis-client.js';
 import { addDeadLetter } from '../../../src/worker/failures/dead-letters.js';
 import {
@@ -124,4 +126,61 @@ describe('operator commands on Sentinel and on a Redis Cluster', () => {
       }
     },
   );
+
+  it('cluster: the hint of an empty listing scans every primary and names prefixes as --prefix takes them', async () => {
+    // Issue 29, item 5: one dead letter under a prefix of its own on each primary, and timers of
+    // another prefix in a shard of its own (key tag `{hint-timers:<n>...}`).
+    const primaries = await cluster.primaries();
+    const redis = new Cluster(cluster.nodes.map((n) => ({ ...n })));
+    try {
+      const prefixes: string[] = [];
+      for (const primary of primaries) {
+        let n = 0;
+        const onPrimary = (candidate: string) =>
+          primary.slots.some(([start, end]) => {
+            const slot = keySlot(`{${candidate}}`);
+            return slot >= start && slot <= end;
+          });
+        while (!onPrimary(`hint-${n}`)) n += 1;
+        const prefix = `hint-${n}`;
+        prefixes.push(prefix);
+        const layout = createKeyLayout({ prefix, shards: 1, tagged: true });
+        await addDeadLetter(redis, layout.global, {
+          id: `dl-${prefix}`,
+          queue: 'events',
+          jobId: 'b-1',
+          jobName: 'events',
+          reason: 'conversation not found',
+          code: 'UNRECOVERABLE',
+          attempts: 1,
+          failedAt: new Date().toISOString(),
+          conversationId: 'c-hint',
+          eventKey: 'channel.message_in|m-hint',
+          data: { events: [] },
+          actions: [],
+          replays: 0,
+        });
+      }
+      const timerShard = createKeyLayout({ prefix: 'hint-timers', shards: 6, tagged: true }).all[2];
+      const timers = new Queue('timers', { connection: redis, prefix: timerShard?.queuePrefix ?? '' });
+      await timers.add('timer', {}, { delay: 3_600_000, jobId: 't-hint' });
+      await timers.close();
+
+      const config = join(dir, 'hint.yaml');
+      await writeFile(
+        config,
+        `${PLATFORM}redis:\n  cluster:\n    nodes: [ "${cluster.nodes[0]?.host}:${cluster.nodes[0]?.port}" ]\n  shards: 6\n  prefix: nothing-here\n`,
+      );
+      const list = await cli(['dlq', 'list', '--config', config]);
+      expect(list.stdout).toContain('no dead letters under prefix "nothing-here"');
+      for (const prefix of prefixes) expect(list.stdout).toContain(`"${prefix}"`);
+      expect(list.stdout).not.toContain('{');
+      const pending = await cli(['timers', 'list', '--config', config]);
+      expect(pending.stdout).toContain('no pending timers under prefix "nothing-here"');
+      expect(pending.stdout).toContain('"hint-timers"');
+      expect(pending.stdout).toContain('pass --prefix hint-timers');
+    } finally {
+      redis.disconnect();
+    }
+  });
 });

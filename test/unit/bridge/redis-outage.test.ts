@@ -1,7 +1,11 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createOutageReporter, quietConnectionErrors } from '../../../src/bridge/redis-outage.js';
+import {
+  createOutageReporter,
+  isConnectionError,
+  quietConnectionErrors,
+} from '../../../src/bridge/redis-outage.js';
 
 describe('createOutageReporter: one warning per interval while Redis is away', () => {
   it('warns at the first error, then at most once per interval, and says when Redis is back', () => {
@@ -53,5 +57,24 @@ describe('quietConnectionErrors', () => {
     quiet.error({ err: 'connect ECONNREFUSED 127.0.0.1:6379' }, 'events worker error');
     expect(lines.filter((line) => line.msg === 'events worker error')).toHaveLength(1);
     expect(lines.at(-1)?.mode).toBe('start');
+  });
+});
+
+describe('isConnectionError: what ioredis says when a whole cluster or Sentinel setup is gone', () => {
+  it.each([
+    'Failed to refresh slots cache.',
+    'None of startup nodes is available',
+    'Cluster is ended.',
+    "Cluster isn't ready and enableOfflineQueue options is false",
+    'CLUSTERDOWN The cluster is down',
+    'Too many Cluster redirections. Last error: Error: Connection is closed.',
+    'All sentinels are unreachable. Retrying from scratch after 1000ms.',
+  ])('%s', (text) => {
+    expect(isConnectionError(text)).toBe(true);
+  });
+
+  it('is not every error', () => {
+    expect(isConnectionError('conversation not found')).toBe(false);
+    expect(isConnectionError('only 0 of 1 Redis replica(s) confirmed the event within 500 ms')).toBe(false);
   });
 });

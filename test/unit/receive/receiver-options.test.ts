@@ -15,6 +15,7 @@ describe('resolveReceiverOptions', () => {
       prefix: 'cb',
       quarantineMax: 10_000,
       quarantineBodyBytes: 65_536,
+      repeatLogIntervalMs: 30_000,
     });
   });
 
