@@ -1,7 +1,7 @@
 import { Gauge, type Registry } from 'prom-client';
 import { withDeadline } from '../base/with-deadline.js';
-import { fewestReplicas } from '../redis/count-replicas.js';
 import type { RedisClient } from '../redis/redis-client.js';
+import { fewestReplicas } from '../redis/replica-count.js';
 
 export interface RedisGaugeDeps {
   /** The control connection (control-redis.ts). */

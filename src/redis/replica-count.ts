@@ -1,4 +1,5 @@
 import { Cluster, type Redis } from 'ioredis';
+import { withDeadline } from '../base/with-deadline.js';
 import type { RedisClient } from './redis-client.js';
 import { primaryConnections } from './scan-keys.js';
 
@@ -11,10 +12,21 @@ export interface PrimaryReplicas {
 
 /**
  * Replicas in `INFO replication` whose link is up (`state=online`): a replica still loading its
- * first copy (`wait_bgsave`, `send_bulk`) acknowledges no WAIT yet.
+ * first copy (`wait_bgsave`, `send_bulk`) acknowledges no WAIT yet. Redis >= 7 also prints
+ * `connected_slaves`, which counts those too; the state is the honest figure.
  */
 export function onlineReplicas(info: string): number {
   return info.split('\n').filter((line) => /^slave\d+:.*\bstate=online\b/.test(line.trim())).length;
+}
+
+/**
+ * The fewest online replicas of any primary (the `convo_bridge_redis_replicas` gauge): what
+ * `redis.replicas_ack` needs. Throws when no primary answers (an outage, reported as one).
+ */
+export async function fewestReplicas(redis: RedisClient, timeoutMs = 2_000): Promise<number> {
+  const counts = await readReplicaCounts(redis, timeoutMs);
+  if (counts.length === 0) throw new Error('no Redis primary answers');
+  return Math.min(...counts.map((count) => count.replicas));
 }
 
 /**
@@ -25,14 +37,16 @@ export function onlineReplicas(info: string): number {
  */
 export async function readReplicaCounts(redis: RedisClient, timeoutMs = 2_000): Promise<PrimaryReplicas[]> {
   if (redis instanceof Cluster) {
-    await within(new Promise<void>((resolve) => redis.refreshSlotsCache(() => resolve())), timeoutMs).catch(
-      () => undefined,
-    );
+    await withDeadline(
+      new Promise<void>((resolve) => redis.refreshSlotsCache(() => resolve())),
+      timeoutMs,
+      'the cluster slots refresh',
+    ).catch(() => undefined);
   }
   const counts = await Promise.all(
     primaryConnections(redis).map(async (node) => {
       try {
-        const info = await within(node.info('replication'), timeoutMs);
+        const info = await withDeadline(node.info('replication'), timeoutMs, 'INFO replication');
         return {
           primary: redis instanceof Cluster ? nodeAddress(node) : undefined,
           replicas: onlineReplicas(info),
@@ -47,14 +61,4 @@ export async function readReplicaCounts(redis: RedisClient, timeoutMs = 2_000): 
 
 function nodeAddress(node: Redis): string {
   return `${node.options.host}:${node.options.port}`;
-}
-
-function within<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }

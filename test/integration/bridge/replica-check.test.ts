@@ -201,6 +201,10 @@ describe('topology checks: primaries with fewer replicas than redis.replicas_ack
         `redis\\.replicas_ack is 1 but 1 of 3 primaries have fewer replicas: 127\\.0\\.0\\.1:${primary?.port} has 0`,
       ),
     );
+    await waitFor(() => process.logs.some((l) => REPLICA_LINE.test(textOf(l))), {
+      timeoutMs: 5_000,
+      what: 'the line about the missing replica',
+    });
     expect(process.logs.filter((l) => REPLICA_LINE.test(textOf(l)))).toHaveLength(1);
 
     await cluster.restartNode(replica.port);
@@ -209,8 +213,10 @@ describe('topology checks: primaries with fewer replicas than redis.replicas_ack
       intervalMs: 200,
       what: '/readyz 200 once the replica is back',
     });
-    expect(process.logs.some((l) => textOf(l).includes('replica(s) redis.replicas_ack asks for again'))).toBe(
-      true,
+    // The child's log reaches the test through a pipe, after the answer that follows it.
+    await waitFor(
+      () => process.logs.some((l) => textOf(l).includes('replica(s) redis.replicas_ack asks for again')),
+      { timeoutMs: 5_000, what: 'the line that says the replicas are back' },
     );
   }, 120_000);
 });

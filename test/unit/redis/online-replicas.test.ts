@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { onlineReplicas } from '../../../src/redis/count-replicas.js';
+import { onlineReplicas } from '../../../src/redis/replica-count.js';
 
 // `INFO replication` of a primary (Redis 7), as the replicas gauge reads it (issue 29).
 const info = (...replicas: string[]) =>
