@@ -143,7 +143,11 @@ function reloadIfChanged(
   const known = state.dir;
   const listing = known === undefined ? undefined : readBusinessesDir(known);
   const hash = hashOf(text, listing);
-  if (hash === state.lastHash) return { hash, dir: known };
+  if (hash === state.lastHash) {
+    // Said, so that an operator's SIGHUP after a save that changed nothing is not met with silence.
+    options.logger?.info({ file: path, reason }, 'config unchanged; nothing reloaded');
+    return { hash, dir: known };
+  }
   let readDir: string | undefined;
   let read: BusinessesDirListing | undefined;
   const readBusinesses = (dir: string) => {

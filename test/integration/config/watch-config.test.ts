@@ -24,6 +24,7 @@ describe('watchConfig', () => {
   let watcher: ConfigWatcher | undefined;
   let reloads: LoadedConfig[];
   let errors: ConfigError[];
+  let said: string[];
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'convo-bridge-watch-'));
@@ -31,9 +32,11 @@ describe('watchConfig', () => {
     await writeFile(file, ONE_RULE);
     reloads = [];
     errors = [];
+    said = [];
     watcher = watchConfig(file, {
       env: { WEBHOOK_SECRET: 'w' },
       debounceMs: 50,
+      logger: { info: (_obj, msg) => said.push(msg), warn: (_obj, msg) => said.push(msg) },
       onReload: (loaded) => reloads.push(loaded),
       onError: (error) => errors.push(error),
     });
@@ -68,15 +71,21 @@ describe('watchConfig', () => {
   });
 
   it('reloads on SIGHUP and ignores a save that changes nothing', async () => {
+    // Same content as at start: the check runs (and says so) but nothing is reloaded.
     await writeFile(file, ONE_RULE);
     process.emit('SIGHUP', 'SIGHUP');
-    // Same content as at start: no reload. Then a real change arrives through SIGHUP too.
+    await waitFor(() => said.includes('config unchanged; nothing reloaded'), {
+      timeoutMs: 5_000,
+      what: 'the check after the save that changed nothing',
+    });
     await writeFile(join(dir, 'other.yaml'), 'not watched');
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(reloads).toEqual([]);
+    // Then a real change arrives through SIGHUP too.
     await writeFile(file, TWO_RULES);
     process.emit('SIGHUP', 'SIGHUP');
     await waitFor(() => reloads.length >= 1, { timeoutMs: 5_000, what: 'the reload after SIGHUP' });
     expect(reloads.map(names)).toEqual([['first', 'second']]);
+    expect(said.filter((line) => line === 'config reloaded')).toHaveLength(1);
   });
 
   it('stops after close', async () => {

@@ -79,8 +79,24 @@ describe('createKeyLayout', () => {
       });
       expect(new Set(layout.all.map((s) => s.queuePrefix)).size).toBe(count);
     }
-    // Stable: the same config names the same tags in every process, in every version.
-    expect(shardTag('cb', 0, 6)).toBe(shardTag('cb', 0, 6));
+  });
+
+  it('names the same tags and shards in every process and every version (stored data depends on them)', () => {
+    // Pinned values: a change here strands every queued event and conversation of a sharded bridge.
+    expect([0, 1, 2, 3, 4, 5].map((i) => shardTag('cb', i, 6))).toEqual([
+      'cb:0.10',
+      'cb:1.12',
+      'cb:2.13',
+      'cb:3.2',
+      'cb:4',
+      'cb:5',
+    ]);
+    expect([0, 1, 2].map((i) => shardTag('cb', i, 3))).toEqual(['cb:0.1', 'cb:1.3', 'cb:2.4']);
+    expect(conversationHash('c1')).toBe('d0f631ca1ddba8db3bcfcb9e057cdc98');
+    expect(['c1', 'conversation-42', '628123'].map((id) => shardIndexOf(id, 6))).toEqual([0, 0, 4]);
+    expect(createKeyLayout({ prefix: 'cb', shards: 3, tagged: true }).shardOf('628123').queuePrefix).toBe(
+      '{cb:1.3}',
+    );
   });
 
   it('maps a conversation to the same shard from its id and from its key hash; all shards get some', () => {
