@@ -207,6 +207,48 @@ export async function createWorld(options: WorldOptions) {
     /** The batch job of an event and, once it completed, the event's result. */
     eventRun: (eventKey: string) =>
       eventRun(redis, shardOfEvent(eventKey).keys, shardOfEvent(eventKey).queuePrefix, eventKey),
+    /**
+     * "Exactly once" holds after a quiet period, not at the first sighting: waits until every
+     * shard's events queue is drained (nothing waiting, active, delayed or prioritized) and neither
+     * the platform nor the CRM has seen a new request for `quietMs` (choose it longer than the
+     * config's lock duration plus stalled interval, so that a job a dead worker held would have
+     * been run again by then). Throws after `timeoutMs`.
+     */
+    async settled(options: { quietMs?: number; timeoutMs?: number } = {}): Promise<void> {
+      const quietMs = options.quietMs ?? 3_000;
+      const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+      const outside = () => `${admin.requests(1)[0]?.seq ?? 0}/${crm.requests.length}`;
+      const queued = async () => {
+        let total = 0;
+        for (const shard of layout.all) {
+          const key = (suffix: string) => `${shard.queuePrefix}:events:${suffix}`;
+          total +=
+            (await redis.llen(key('wait'))) +
+            (await redis.llen(key('active'))) +
+            (await redis.zcard(key('delayed'))) +
+            (await redis.zcard(key('prioritized')));
+        }
+        return total;
+      };
+      let seen = outside();
+      let quietSince = Date.now();
+      for (;;) {
+        const waiting = await queued();
+        const now = outside();
+        if (waiting > 0 || now !== seen) {
+          seen = now;
+          quietSince = Date.now();
+        } else if (Date.now() - quietSince >= quietMs) {
+          return;
+        }
+        if (Date.now() > deadline) {
+          throw new Error(
+            `not settled within ${options.timeoutMs ?? 60_000} ms: ${waiting} event job(s) still queued, last outside activity ${Date.now() - quietSince} ms ago`,
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    },
     /** A BullMQ key of a conversation's shard, e.g. `queueKey(c, 'timers', timerId)`. */
     queueKey: (conversationId: string, queue: 'events' | 'timers', suffix: string) =>
       `${layout.shardOf(conversationId).queuePrefix}:${queue}:${suffix}`,

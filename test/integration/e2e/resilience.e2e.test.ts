@@ -56,6 +56,8 @@ describe('resilience end to end', () => {
         what: 'every escalation timer to be set',
       },
     );
+    // A late copy would come from a job a killed worker held: lock 2 s + stalled check 1 s.
+    await w.settled({ quietMs: 4_000 });
     for (const id of ids) {
       expect(w.notes(id), id).toEqual([`Escalated by escalate-complaints: customer wrote 'refund'`]);
       // Forwards carry a stable webhook-id: a forward repeated after a kill is the same message.
@@ -90,6 +92,8 @@ describe('resilience end to end', () => {
         ) && catalogs.every((id) => w.apiMessages(id).length > 0),
       { timeoutMs: 90_000, what: 'every action despite the faults' },
     );
+    // Retries wait at most 2 s (backoff max) or 1 s (Retry-After): a repeated action would show.
+    await w.settled({ quietMs: 3_000 });
     const faulted = w.admin.requests().filter((r) => r.faults.length > 0).length;
     expect(faulted).toBeGreaterThan(5);
     for (const id of complaints) {
@@ -123,6 +127,7 @@ describe('resilience end to end', () => {
       timeoutMs: 60_000,
       what: 'every note',
     });
+    await w.settled();
     for (const id of ids) {
       expect(w.notes(id), id).toEqual(['seen m1', 'seen m2', 'seen m3', 'seen m4', 'seen m5', 'seen m6']);
     }

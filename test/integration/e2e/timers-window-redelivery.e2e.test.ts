@@ -31,6 +31,10 @@ describe('timers, the 24-hour window and redeliveries end to end', () => {
       timeoutMs: 10_000,
       what: 'the second forward',
     });
+    // A timer fired twice would show in the quiet period after the queue drained.
+    await w.settled();
+    expect(w.notes('c-sla')).toHaveLength(2);
+    expect(w.crm.forConversation('c-sla')).toHaveLength(2);
     const ids = new Set(w.crm.forConversation('c-sla').map((r) => r.webhookId));
     expect(ids.size).toBe(2);
     // The fired timer's registration goes once its actions are done.
@@ -82,6 +86,7 @@ describe('timers, the 24-hour window and redeliveries end to end', () => {
     w.admin.redeliver(original.id);
     w.admin.redeliver(original.id);
     await w.admin.deliveriesSettled();
+    await w.settled();
     const copies = w.admin.deliveries().filter((d) => d.conversationId === 'c-dup');
     expect(copies).toHaveLength(4);
     expect(copies.map((d) => d.state)).toEqual(['delivered', 'delivered', 'delivered', 'delivered']);
@@ -102,6 +107,8 @@ describe('timers, the 24-hour window and redeliveries end to end', () => {
       timeoutMs: 10_000,
       what: 'the when_closed note and need-human',
     });
+    await w.settled();
+    expect(w.notes('c-late')).toHaveLength(1);
     expect(w.notes('c-late')[0]).toMatch(
       /^Reply not sent: the 24-hour window is closed \(1h( \d+m)?\)\. Use a template\.$/,
     );
@@ -118,6 +125,8 @@ describe('timers, the 24-hour window and redeliveries end to end', () => {
     w.conversation('c-qr', { type: 'whatsapp_qr', id: 'ch_wa_qr' }, 'Andi');
     w.say('c-qr', 'Halo, masih buka?', '25h');
     await waitFor(() => w.apiMessages('c-qr').length === 1, { timeoutMs: 10_000, what: 'the reply' });
+    await w.settled();
+    expect(w.apiMessages('c-qr')).toHaveLength(1);
     expect(w.apiMessages('c-qr')[0]).toMatchObject({
       text: 'Terima kasih Andi! Tim kami kembali pada jam kerja.',
       deliveryStatus: 'delivered',
@@ -162,6 +171,9 @@ describe('timers, the 24-hour window and redeliveries end to end', () => {
       timeoutMs: 10_000,
       what: 'when_closed outside the window',
     });
+    await w.settled();
+    expect(w.apiMessages('h-fresh')).toHaveLength(1);
+    expect(w.notes('h-stale')).toHaveLength(1);
     expect(w.apiMessages('h-fresh')[0]?.deliveryStatus).toBe('delivered');
     expect(w.notes('h-fresh')).toEqual([]);
     expect(w.notes('h-stale')[0]).toMatch(/^Reply not sent: the 24-hour window is closed \(1h( \d+m)?\)/);
