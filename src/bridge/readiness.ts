@@ -1,4 +1,5 @@
 import type { Queue } from 'bullmq';
+import { withDeadline } from '../base/with-deadline.js';
 import type { RedisClient } from '../redis/redis-client.js';
 import type { BridgeState } from './bridge-state.js';
 import type { OutageReporter } from './redis-outage.js';
@@ -42,6 +43,7 @@ export function createReadiness(deps: ReadinessDeps): () => Promise<string | nul
     const waiting = await withDeadline(
       sumOf((queue) => queue.getWaitingCount()),
       2_000,
+      'the waiting count',
     ).catch(() => null);
     if (waiting === null) return `Redis at ${address} does not answer`;
     if (waiting === 0) {
@@ -60,15 +62,4 @@ export function createReadiness(deps: ReadinessDeps): () => Promise<string | nul
     }
     return null;
   };
-}
-
-/** Rejects when `promise` has not settled within `ms` (a Redis command waiting for a reconnect). */
-function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }

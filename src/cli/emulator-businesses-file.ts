@@ -13,6 +13,7 @@ import {
   type YAMLMap,
 } from 'yaml';
 import { z } from 'zod';
+import { isHttpUrl } from '../base/is-http-url.js';
 import type { BusinessOptions } from '../emulator/emulator-options.js';
 import { CliError } from './cli-error.js';
 
@@ -34,15 +35,6 @@ import { CliError } from './cli-error.js';
  * Every problem is reported as `file:line:column: message`; no message shows a value (they are
  * mostly secrets).
  */
-function isHttpUrl(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
-  }
-}
-
 const text = z.string().trim().min(1, { error: 'must not be empty' });
 const url = z.string().refine(isHttpUrl, { error: 'must be an http(s) URL' });
 

@@ -1,4 +1,5 @@
 import { type Command, Option } from 'commander';
+import { isHttpUrl } from '../base/is-http-url.js';
 import { EmulatorError } from '../emulator/emulator-error.js';
 import type { BusinessOptions, EmulatorOptions } from '../emulator/emulator-options.js';
 import type { startEmulator } from '../emulator/start-emulator.js';
@@ -105,15 +106,6 @@ function prefixList(value: string | undefined): string[] {
     .split(',')
     .map((part) => part.trim())
     .filter((part) => part !== '');
-}
-
-function isHttpUrl(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
-  }
 }
 
 const BUSINESS_FLAG_FORM =

@@ -1,19 +1,11 @@
 import { randomInt } from 'node:crypto';
 import { z } from 'zod';
+import { isHttpUrl } from '../base/is-http-url.js';
 import type { DeliveryMode } from './delivery-progress.js';
 import { EmulatorError } from './emulator-error.js';
 import type { InboxClocks } from './inbox-clocks.js';
 import type { RateLimitConfig } from './platform-api.js';
 import type { WebhookFailure, WebhookTarget } from './webhook-dispatcher.js';
-
-function isHttpUrl(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
-  }
-}
 
 const nonEmpty = z.string().trim().min(1);
 const positiveInt = z.number().int().positive();
