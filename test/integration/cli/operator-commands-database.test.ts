@@ -80,6 +80,7 @@ const readOnlyCommands = (url: string, ids: { dead: string; quarantined: string 
     ['quarantine', 'show', ids.quarantined, ...at],
     ['events', 'list', ...at],
     ['events', 'show', '1', ...at],
+    ['events', 'export', ...at],
   ];
 };
 
