@@ -83,7 +83,8 @@ export class DatabaseGuardedRedis extends Redis {
   }
 
   override sendCommand(...[command, stream]: Parameters<Redis['sendCommand']>): unknown {
-    if (this.refused !== undefined) {
+    // QUIT touches no data: let a refused client close politely.
+    if (this.refused !== undefined && command.name !== 'quit') {
       command.reject(this.refused);
       return command.promise;
     }
