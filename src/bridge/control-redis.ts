@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { describeError } from '../base/errors.js';
+import { isDatabaseRefusal } from '../redis/database-guard.js';
 import type { RedisClient } from '../redis/redis-client.js';
 import { createRedisClient, type RedisTopology } from '../redis/redis-connection.js';
 import type { OutageReporter } from './redis-outage.js';
@@ -21,6 +22,8 @@ export function connectControlRedis(
     retryStrategy: (times) => Math.min(times * 100, 1_000),
   });
   redis.on('error', (error: Error) => {
+    // A refused database is not an outage: the layout check stops the bridge and says why.
+    if (isDatabaseRefusal(error)) return;
     const warning = outage.down(describeError(error));
     if (warning) log.warn({ redis: address }, warning);
   });

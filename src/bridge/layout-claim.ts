@@ -1,5 +1,6 @@
 import type { KeyLayout } from '../queue/key-layout.js';
 import { claimLayout, LayoutMismatchError } from '../queue/layout-record.js';
+import { RedisDatabaseError } from '../redis/database-guard.js';
 import type { RedisClient } from '../redis/redis-client.js';
 import type { BridgeState } from './bridge-state.js';
 
@@ -7,7 +8,8 @@ import type { BridgeState } from './bridge-state.js';
  * Events may be stored and taken only once this Redis is known to hold the layout the config
  * asks for (shard count and key tags): else one conversation's events would land in two shards.
  * Retries while Redis is unreachable; rejects with LayoutMismatchError (also kept in
- * `state.layoutProblem`) when the Redis holds another layout.
+ * `state.layoutProblem`) when the Redis holds another layout, and with RedisDatabaseError when
+ * it refuses the configured database.
  */
 export function claimLayoutInBackground(
   redis: RedisClient,
@@ -20,7 +22,9 @@ export function claimLayoutInBackground(
         await claimLayout(redis, layout);
         return;
       } catch (error) {
-        if (error instanceof LayoutMismatchError) {
+        // A refused database (issue 30) will not come right by retrying, and every connection
+        // of the bridge refuses to run commands in another one: stop, like a layout mismatch.
+        if (error instanceof LayoutMismatchError || error instanceof RedisDatabaseError) {
           state.layoutProblem = error;
           throw error;
         }

@@ -3,6 +3,7 @@ import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import { Counter, collectDefaultMetrics, Registry } from 'prom-client';
 import { describeError } from '../base/errors.js';
+import { redactUrl } from '../base/redact-url.js';
 import type { ConfigError } from '../config/config-error.js';
 import type { BridgeConfig } from '../config/config-schema.js';
 import { describeConfigDefaults } from '../config/describe-defaults.js';
@@ -15,6 +16,7 @@ import { type KeyLayout, layoutFor } from '../queue/key-layout.js';
 import { LayoutMismatchError } from '../queue/layout-record.js';
 import { createReceiver, type Receiver } from '../receive/create-receiver.js';
 import { receiverOptionsFromConfig } from '../receive/receiver-options.js';
+import { RedisDatabaseError } from '../redis/database-guard.js';
 import type { RedisClient } from '../redis/redis-client.js';
 import { describeTopology } from '../redis/redis-connection.js';
 import type { BridgeState } from './bridge-state.js';
@@ -248,7 +250,7 @@ function startWorker(base: BridgeBase, composed: ComposedWorker): void {
         );
       },
       (error: unknown) => {
-        if (!(error instanceof LayoutMismatchError)) {
+        if (!(error instanceof LayoutMismatchError || error instanceof RedisDatabaseError)) {
           log.error({ err: describeError(error) }, 'the worker could not start');
         }
       },
@@ -413,13 +415,30 @@ function sharedSettingsChanged(before: BridgeConfig, after: BridgeConfig, perBus
   );
 }
 
-/** A Redis that holds another key layout than the config asks for stops the bridge with exit code 2. */
+/**
+ * A Redis that holds another key layout than the config asks for stops the bridge with exit code
+ * 2; one that refuses the configured database (issue 30) with exit code 1: the config names a
+ * database this server does not have, and nothing may run in another one.
+ */
 function stopOnLayoutMismatch(base: BridgeBase, shutdown: Shutdown): void {
   const { layoutChecked, log, state } = base;
   layoutChecked.catch((error: unknown) => {
+    if (error instanceof RedisDatabaseError) {
+      log.error({ code: error.code }, `${redisSetting(base.config.redis.topology)}: ${error.message}`);
+      state.exitCode = 1;
+      void shutdown.stop('Redis refused the configured database');
+      return;
+    }
     if (!(error instanceof LayoutMismatchError)) return;
     log.error({ code: error.code }, error.message);
     state.exitCode = 2;
     void shutdown.stop('the Redis key layout does not match the config');
   });
+}
+
+/** The config key that names the database, with the URL (never its password) for redis.url. */
+function redisSetting(topology: BridgeConfig['redis']['topology']): string {
+  return topology.kind === 'single'
+    ? `redis.url ${redactUrl(topology.url)}`
+    : `redis.db ${topology.kind === 'sentinel' ? topology.db : 0}`;
 }

@@ -1,7 +1,8 @@
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import { loadConfig } from '../config/load-config.js';
 import type { InboxClocks } from '../emulator/inbox-clocks.js';
 import { layoutFor } from '../queue/key-layout.js';
+import { readOnlyQueue } from '../queue/read-only-queue.js';
 import { QUEUE_NAMES } from '../queue/redis-keys.js';
 import { createRedisClient } from '../redis/redis-connection.js';
 import { listConversationClocks } from '../worker/timers/list-timers.js';
@@ -29,9 +30,7 @@ export async function bridgeClocksSource(configPath: string) {
     prefix: target.prefix,
     shards: target.config?.redis.shards ?? 1,
   });
-  const queues = layout.all.map(
-    (shard) => new Queue(QUEUE_NAMES.timers, { connection: redis, prefix: shard.queuePrefix }),
-  );
+  const queues = layout.all.map((shard) => readOnlyQueue(QUEUE_NAMES.timers, redis, shard.queuePrefix));
   return {
     clocks: async (conversationId: string, businessId: string): Promise<InboxClocks | null> => {
       const business = businessFor(businessId);

@@ -16,6 +16,7 @@ import { formatTable } from './format-table.js';
 import type { CliIo } from './io.js';
 import {
   addRedisTargetOptions,
+  describeWhere,
   otherPrefixesWith,
   REDIS_TARGET_HELP,
   type RedisTarget,
@@ -59,7 +60,7 @@ async function printDeadLetters(where: RedisTarget, limit: number, json: boolean
     }
     const total = await countDeadLetters(redis, keys);
     io.stdout(
-      `${total} dead letter(s) under prefix "${where.prefix}" at ${where.address}${total > entries.length ? `, newest ${entries.length} shown` : ''}\n`,
+      `${total} dead letter(s) under prefix "${where.prefix}" at ${describeWhere(where)}${total > entries.length ? `, newest ${entries.length} shown` : ''}\n`,
     );
     io.stdout(formatTable(['ID', 'FAILED AT', 'QUEUE', 'CODE', 'CONVERSATION', 'REASON'], entries.map(row)));
   });

@@ -11,6 +11,7 @@ import type { CliIo } from './io.js';
 import { parseSince } from './parse-since.js';
 import {
   addRedisTargetOptions,
+  describeWhere,
   otherPrefixesWith,
   REDIS_TARGET_HELP,
   type RedisTarget,
@@ -68,7 +69,7 @@ async function listEvents(
     }
     const total = await redis.zcard(keys.recordedIndex);
     io.stdout(
-      `${total} recorded event(s) under prefix "${where.prefix}" at ${where.address}${total > result.events.length ? `, ${result.events.length} shown` : ''}${options.since ? ` (last ${formatDuration(parseDuration(options.since) ?? 0)})` : ''}\n`,
+      `${total} recorded event(s) under prefix "${where.prefix}" at ${describeWhere(where)}${total > result.events.length ? `, ${result.events.length} shown` : ''}${options.since ? ` (last ${formatDuration(parseDuration(options.since) ?? 0)})` : ''}\n`,
     );
     io.stdout(
       formatTable(

@@ -20,6 +20,7 @@ import { formatTable } from './format-table.js';
 import type { CliIo } from './io.js';
 import {
   addRedisTargetOptions,
+  describeWhere,
   otherPrefixesWith,
   REDIS_TARGET_HELP,
   type RedisTarget,
@@ -84,7 +85,7 @@ async function listEntries(where: RedisTarget, limit: number, json: boolean, io:
     }
     const total = await countQuarantine(store);
     io.stdout(
-      `${total} quarantined ${total === 1 ? 'body' : 'bodies'} under prefix "${where.prefix}" at ${where.address}${total > entries.length ? `, newest ${entries.length} shown` : ''}\n`,
+      `${total} quarantined ${total === 1 ? 'body' : 'bodies'} under prefix "${where.prefix}" at ${describeWhere(where)}${total > entries.length ? `, newest ${entries.length} shown` : ''}\n`,
     );
     io.stdout(
       formatTable(['ID', 'RECEIVED AT', 'REASON', 'EVENT', 'CONVERSATION', 'SIZE', 'WHY'], entries.map(row)),

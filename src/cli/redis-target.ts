@@ -1,15 +1,18 @@
 import { type Command, Option } from 'commander';
 import { z } from 'zod';
 import { describeError } from '../base/errors.js';
+import { redactUrl } from '../base/redact-url.js';
 import { BUSINESS_ID_RULE } from '../config/businesses.js';
 import { ConfigError } from '../config/config-error.js';
 import type { BridgeConfig } from '../config/config-schema.js';
 import type { Env } from '../config/interpolate-env.js';
 import { loadConfig } from '../config/load-config.js';
+import { checkRedisUrl, databaseOfRedisUrl } from '../config/redis-url.js';
 import { DEFAULT_CONFIG_PATH, resolveConfigPath } from '../config/resolve-config-path.js';
 import { BUSINESS_ID_PATTERN } from '../events/business-id.js';
 import { type KeyLayout, layoutFor } from '../queue/key-layout.js';
 import { storedKeyLayout } from '../queue/layout-record.js';
+import { DatabaseGuardedRedis, type RedisDatabaseError } from '../redis/database-guard.js';
 import { redisAddress } from '../redis/redis-address.js';
 import type { RedisClient } from '../redis/redis-client.js';
 import {
@@ -30,6 +33,8 @@ export interface RedisTarget {
   /** The Redis (one URL, Sentinel or Cluster) and, for messages, where it is. */
   topology: RedisTopology;
   address: string;
+  /** The database the commands read and write (a URL's /N, redis.db; 0 with a cluster). */
+  database: number;
   prefix: string;
   /** In words, for messages: "config/bridge.yaml (redis.url)", "... (redis.cluster.nodes)", "--redis-url". */
   source: string;
@@ -53,10 +58,10 @@ const FlagsSchema = z.object({
   config: z.string().min(1).optional(),
   redisUrl: z
     .string()
-    .regex(
-      /^rediss?:\/\/\S+$/,
-      '--redis-url must start with redis:// or rediss:// (e.g. redis://127.0.0.1:6379)',
-    )
+    .superRefine((text, ctx) => {
+      const checked = checkRedisUrl(text);
+      if (!checked.ok) ctx.addIssue({ code: 'custom', message: `--redis-url ${checked.message}` });
+    })
     .optional(),
   prefix: z
     .string()
@@ -140,6 +145,7 @@ export async function resolveRedisTarget(
     return {
       topology,
       address: describeTopology(topology),
+      database: databaseOf(topology),
       prefix: flags.prefix ?? loaded.config.redis.prefix,
       source:
         flags.redisUrl === undefined
@@ -155,11 +161,12 @@ export async function resolveRedisTarget(
       `no Redis given: pass --config FILE (its redis.url and redis.prefix are used), create ${DEFAULT_CONFIG_PATH}, or pass --redis-url redis://HOST:PORT`,
     );
   }
-  const checked = FlagsSchema.shape.redisUrl.safeParse(redisUrl);
-  if (!checked.success) throw new CliError(`$REDIS_URL: ${checked.error.issues[0]?.message ?? 'invalid'}`);
+  const checked = checkRedisUrl(redisUrl);
+  if (!checked.ok) throw new CliError(`$REDIS_URL ${checked.message}`);
   return {
     topology: singleRedis(redisUrl),
     address: redisAddress(redisUrl),
+    database: checked.database,
     prefix: flags.prefix ?? 'cb',
     source: flags.redisUrl === undefined ? '$REDIS_URL' : '--redis-url',
     business: flags.business ?? null,
@@ -186,6 +193,11 @@ export async function connectRedisTarget(
     maxRetriesPerRequest: 1,
     retryStrategy: () => null,
     connectionName: 'convo-bridge:cli',
+    // disconnect() ends the socket and destroys it only after this long if the server has not
+    // closed its side: ioredis's 2 s (a timer that holds the process) kept a command that had
+    // printed its answer or error alive for 2-4 s, longest with a Redis that never answers.
+    // Every command is awaited before the disconnect, so nothing is left to flush.
+    disconnectTimeout: 50,
   });
   // The first socket error says why (ECONNREFUSED, ENOTFOUND...); connect() only says "closed".
   let firstError: unknown;
@@ -213,6 +225,9 @@ export async function connectRedisTarget(
   } catch (error) {
     if (error instanceof CliError) throw error;
     redis.disconnect();
+    // The refusal closes the connection (ioredis's ready check fails): it says why.
+    const refused = redis instanceof DatabaseGuardedRedis ? redis.databaseRefused : undefined;
+    if (refused !== undefined) throw databaseRefused(refused, target);
     const reason = describeError(firstError ?? error);
     const hint = /WRONGPASS|NOAUTH|AUTH failed|invalid password/i.test(reason)
       ? `give the user and password Redis expects (${
@@ -228,6 +243,33 @@ export async function connectRedisTarget(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** The database a topology's commands use. */
+function databaseOf(topology: RedisTopology): number {
+  if (topology.kind === 'sentinel') return topology.db;
+  return topology.kind === 'single' ? databaseOfRedisUrl(topology.url) : 0;
+}
+
+/**
+ * Where an operator command reads, for its header and its empty hint: the address and the
+ * database (issue 30: a command that read another database than meant said "no entries").
+ */
+export function describeWhere(target: Pick<RedisTarget, 'address' | 'database' | 'topology'>): string {
+  return target.topology.kind === 'cluster' ? target.address : `${target.address} db ${target.database}`;
+}
+
+/** A refused database, named as the user gave it: the URL (never its password) or redis.db. */
+function databaseRefused(error: RedisDatabaseError, target: RedisTarget): CliError {
+  const given =
+    target.topology.kind === 'single'
+      ? `${redactUrl(target.topology.url)} from ${target.source}`
+      : target.source;
+  return new CliError(`${given}: ${error.message}`, {
+    exitCode: EXIT.invalidInput,
+    code: error.code,
+    cause: error,
+  });
 }
 
 /** The config key that names the topology's addresses, for messages. */
@@ -315,5 +357,7 @@ export function prefixOfKeyStart(start: string): string {
 
 /** How every Redis-reading command finds Redis, for its --help. */
 export const REDIS_TARGET_HELP = `Redis: --config (or config/bridge.yaml, then $CONVO_BRIDGE_CONFIG) gives redis.url and redis.prefix,
-as for start; --redis-url and --prefix override them. Unreachable Redis: exit 2 within 5 s.
+as for start; --redis-url and --prefix override them (redis://host:port/N: database N, default 0).
+Unreachable Redis: exit 2 within 5 s; a database the server refuses: exit 1. Nothing is written
+by list, show, export or reshard --check.
 With businesses, --business ID says whose entries (required when the config has several).`;

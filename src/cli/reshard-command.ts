@@ -1,12 +1,13 @@
 import type { Command } from 'commander';
 import { createKeyLayout } from '../queue/key-layout.js';
-import { describeStored, readStoredLayout } from '../queue/layout-record.js';
+import { describeStored, layoutRecordKey, readStoredLayout } from '../queue/layout-record.js';
 import { ReshardError, reshard, reshardObstacles } from '../queue/reshard.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
 import type { CliIo } from './io.js';
 import {
   addRedisTargetOptions,
+  describeWhere,
   type RedisTargetFlags,
   resolveRedisTarget,
   runWithRedis,
@@ -34,7 +35,8 @@ new shard; an interrupted reshard is resumed by running it again. A bridge whose
 not match the layout recorded in Redis refuses to start and says to run this.`,
   );
   command.action(async (options: { to: string; check?: boolean }) => {
-    const to = Number(options.to);
+    // Digits only: Number() also takes "1e2" and " 3 ".
+    const to = /^\d{1,3}$/.test(options.to) ? Number(options.to) : Number.NaN;
     if (!Number.isInteger(to) || to < 1 || to > 128) {
       throw new CliError(`--to must be a whole number from 1 to 128, got ${JSON.stringify(options.to)}`);
     }
@@ -59,7 +61,7 @@ not match the layout recorded in Redis refuses to start and says to run this.`,
           : layout;
         const obstacles = await reshardObstacles(redis, from);
         io.stdout(
-          `prefix "${target.prefix}" at ${target.address}: ${stored ? describeStored(stored) : 'no data yet'}; wanted ${layout.describe()}\n`,
+          `prefix "${target.prefix}" at ${describeWhere(target)}: ${stored ? describeStored(stored) : 'no data yet'}; wanted ${layout.describe()}\n`,
         );
         if (obstacles.length > 0) {
           throw new CliError(`not ready to reshard: ${obstacles.join('; ')}`, {
@@ -77,8 +79,13 @@ not match the layout recorded in Redis refuses to start and says to run this.`,
           to: layout,
           say: (line) => io.stdout(`${line}\n`),
         });
-        if (report.unchanged)
+        if (report.recorded) {
+          io.stdout(
+            `prefix "${target.prefix}" at ${describeWhere(target)} held no data: nothing to move; recorded ${layout.describe()} as its layout (key ${layoutRecordKey(target.prefix, layout.tagged)}), so that bridges with another redis.shards refuse it\n`,
+          );
+        } else if (report.unchanged) {
           io.stdout(`prefix "${target.prefix}" already has ${layout.describe()}: nothing to do\n`);
+        }
       } catch (error) {
         if (error instanceof ReshardError) {
           throw new CliError(error.message, { code: error.code, exitCode: EXIT.unavailable, cause: error });

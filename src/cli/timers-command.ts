@@ -1,5 +1,6 @@
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import type { Command } from 'commander';
+import { readOnlyQueue } from '../queue/read-only-queue.js';
 import { QUEUE_NAMES } from '../queue/redis-keys.js';
 import { type ConversationClocks, listConversationClocks } from '../worker/timers/list-timers.js';
 import { emptyHint } from './empty-hint.js';
@@ -7,6 +8,7 @@ import { formatTable } from './format-table.js';
 import type { CliIo } from './io.js';
 import {
   addRedisTargetOptions,
+  describeWhere,
   otherPrefixesWith,
   type RedisTargetFlags,
   resolveRedisTarget,
@@ -58,9 +60,7 @@ Examples:
       await runWithRedis(where, async (redis, layout) => {
         const shards =
           options.conversation === undefined ? layout.all : [layout.shardOf(options.conversation)];
-        const queues = shards.map(
-          (shard) => new Queue(QUEUE_NAMES.timers, { connection: redis, prefix: shard.queuePrefix }),
-        );
+        const queues = shards.map((shard) => readOnlyQueue(QUEUE_NAMES.timers, redis, shard.queuePrefix));
         try {
           const clocks = [];
           for (const [i, shard] of shards.entries()) {
@@ -82,7 +82,7 @@ Examples:
           }
           const count = clocks.reduce((n, c) => n + c.timers.length, 0);
           io.stdout(
-            `${count} pending timer(s) in ${clocks.length} conversation(s) under prefix "${where.prefix}" at ${where.address}\n`,
+            `${count} pending timer(s) in ${clocks.length} conversation(s) under prefix "${where.prefix}" at ${describeWhere(where)}\n`,
           );
           io.stdout(
             formatTable(['CONVERSATION', 'WINDOW CLOSES', 'DUE', 'RULE', 'TRIGGER', 'STATE'], rows(clocks)),

@@ -8,6 +8,7 @@ import {
   timezoneSchema,
 } from '../rules/rules-settings-schema.js';
 import { redisEndpointProblems, redisEndpointSchema, redisTopologyOf } from './redis-endpoints.js';
+import { checkRedisUrl } from './redis-url.js';
 
 /**
  * The config file's schema. Input is the YAML as written (snake_case); output is the typed
@@ -170,15 +171,23 @@ export const receiverSchema = z
     enqueueTimeoutMs: r.enqueue_timeout,
   }));
 
+/** `redis.url`: its scheme, host, port and database part (config/redis-url.ts). */
+const redisUrlSchema = z.string().superRefine((text, ctx) => {
+  const checked = checkRedisUrl(text);
+  if (!checked.ok) ctx.addIssue({ code: 'custom', message: checked.message });
+});
+
 /** `{host, port}`, the written-out form of a Sentinel or Cluster node's address. */
 const endpointObject = z.strictObject({ host: nonEmpty, port: integer(1, 65_535) });
 
 /** The `redis:` section; its defaults are the receiver's too (receive/receiver-defaults.ts). */
 export const redisSchema = z
   .strictObject({
-    url: httpUrl('redis://127.0.0.1:6379', ['redis:', 'rediss:'])
+    url: redisUrlSchema
       .optional()
-      .describe('One Redis (default redis://127.0.0.1:6379). Not with sentinels or cluster.'),
+      .describe(
+        'One Redis (default redis://127.0.0.1:6379): redis://[user:password@]host:port[/db], rediss:// for TLS; /db is the database (default 0). Not with sentinels or cluster.',
+      ),
     sentinels: z
       .array(redisEndpointSchema('sentinel', endpointObject))
       .min(1, { error: 'list at least one sentinel (host:port); three or more in production' })
@@ -210,7 +219,11 @@ export const redisSchema = z
       .describe(
         'With sentinels or cluster: TLS to every node. Default: false, or true when the addresses are rediss:// URLs (with url: write rediss://).',
       ),
-    db: integer(0, 15).default(0).describe('With sentinels: the database number (a cluster has only 0).'),
+    db: integer(0, 999_999_999)
+      .default(0)
+      .describe(
+        "With sentinels: the database number (a cluster has only 0); it must be below the server's `databases` setting (16 by default).",
+      ),
     prefix: z
       .string()
       .regex(/^[A-Za-z0-9_.-]{1,64}$/, { error: 'use 1-64 letters, digits and _ . -' })

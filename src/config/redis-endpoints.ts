@@ -58,6 +58,7 @@ export type EndpointRole = 'cluster node' | 'sentinel';
 
 function entryOfUrl(url: URL, tls: boolean, defaultPort: number, role: EndpointRole): Parsed {
   if (url.hostname === '') return { ok: false, message: `names no host: write ${URL_FORM}` };
+  if (url.port === '0') return { ok: false, message: `${EXPECTED} (a port from 1 to 65535)` };
   if (url.search !== '' || url.hash !== '') {
     return {
       ok: false,

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { describeError } from '../base/errors.js';
+import { checkRedisUrl } from '../config/redis-url.js';
 import { hasRedisServerBinary, startRedisServer } from '../redis/start-redis-server.js';
 import { DemoError } from './demo-error.js';
 
@@ -46,12 +47,8 @@ async function checkReachable(url: string): Promise<void> {
 export async function provideRedis(env: NodeJS.ProcessEnv): Promise<DemoRedis> {
   const fromEnv = env.REDIS_URL?.trim();
   if (fromEnv) {
-    if (!/^rediss?:\/\//.test(fromEnv)) {
-      throw new DemoError(
-        'DEMO_REDIS_MISSING',
-        'REDIS_URL must start with redis:// or rediss://, e.g. redis://127.0.0.1:6379',
-      );
-    }
+    const checked = checkRedisUrl(fromEnv);
+    if (!checked.ok) throw new DemoError('DEMO_REDIS_MISSING', `REDIS_URL ${checked.message}`);
     await checkReachable(fromEnv);
     return { url: fromEnv, source: 'REDIS_URL', stop: async () => {} };
   }

@@ -1,10 +1,10 @@
-import { Queue } from 'bullmq';
 import { ConvoBridgeError } from '../base/errors.js';
 import type { RedisClient } from '../redis/redis-client.js';
 import { globEscape, scanKeys } from '../redis/scan-keys.js';
 import { createKeyLayout, type KeyLayout } from './key-layout.js';
 import { layoutRecordKey, readStoredLayout, type StoredLayout } from './layout-record.js';
 import { type MovedCounts, moveShardData } from './move-shard-data.js';
+import { readOnlyQueue } from './read-only-queue.js';
 import { QUEUE_NAMES } from './redis-keys.js';
 
 /**
@@ -30,8 +30,10 @@ export class ReshardError extends ConvoBridgeError {
 export interface ReshardReport extends MovedCounts {
   from: Pick<StoredLayout, 'shards' | 'tagged'>;
   to: Pick<StoredLayout, 'shards' | 'tagged'>;
-  /** Nothing to do: the Redis already holds the wanted layout. */
+  /** Nothing moved: the Redis already holds the wanted layout, or held no data (see `recorded`). */
   unchanged: boolean;
+  /** The Redis held no data under the prefix and the wanted layout's record was written. */
+  recorded: boolean;
 }
 
 export interface ReshardOptions {
@@ -50,8 +52,8 @@ export interface ReshardOptions {
 export async function reshardObstacles(redis: RedisClient, from: KeyLayout): Promise<string[]> {
   const problems: string[] = [];
   for (const shard of from.all) {
-    const events = new Queue(QUEUE_NAMES.events, { connection: redis, prefix: shard.queuePrefix });
-    const timers = new Queue(QUEUE_NAMES.timers, { connection: redis, prefix: shard.queuePrefix });
+    const events = readOnlyQueue(QUEUE_NAMES.events, redis, shard.queuePrefix);
+    const timers = readOnlyQueue(QUEUE_NAMES.timers, redis, shard.queuePrefix);
     try {
       const where = from.shards > 1 ? ` in shard ${shard.index}` : '';
       const workers = (await events.getWorkersCount()) + (await timers.getWorkersCount());
@@ -138,12 +140,18 @@ async function recordLayout(redis: RedisClient, plan: ReshardPlan): Promise<void
   }
 }
 
-function reportOf(plan: ReshardPlan, moved: MovedCounts, unchanged: boolean): ReshardReport {
+function reportOf(
+  plan: ReshardPlan,
+  moved: MovedCounts,
+  unchanged: boolean,
+  recorded = false,
+): ReshardReport {
   return {
     from: { shards: plan.fromStored.shards, tagged: plan.fromStored.tagged },
     to: { shards: plan.to.shards, tagged: plan.to.tagged },
     ...moved,
     unchanged,
+    recorded,
   };
 }
 
@@ -158,8 +166,11 @@ export async function reshard(options: ReshardOptions): Promise<ReshardReport> {
     stored === null ||
     (!resuming && fromStored.shards === wanted.shards && fromStored.tagged === wanted.tagged)
   ) {
-    if (stored === null) await redis.set(layoutRecordKey(prefix, to.tagged), JSON.stringify(wanted), 'NX');
-    return reportOf(plan, { conversations: 0, markers: 0, runs: 0, timers: 0 }, true);
+    // The record makes a bridge with another shard count refuse this Redis from now on.
+    const recorded =
+      stored === null &&
+      (await redis.set(layoutRecordKey(prefix, to.tagged), JSON.stringify(wanted), 'NX')) === 'OK';
+    return reportOf(plan, { conversations: 0, markers: 0, runs: 0, timers: 0 }, true, recorded);
   }
   await checkDrained(redis, plan);
   await markResharding(redis, plan);

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { z } from 'zod';
 import type { BridgeConfig } from '../config/config-schema.js';
+import { checkRedisUrl } from '../config/redis-url.js';
 import { BusinessIdSchema } from '../events/business-id.js';
 import type { EventStoreTarget } from './event-producer.js';
 import { RECEIVER_DEFAULTS } from './receiver-defaults.js';
@@ -106,7 +107,10 @@ const PlainOptions = z.object({
   enqueueTimeoutMs: z.number().int().min(50).max(60_000).default(RECEIVER_DEFAULTS.enqueueTimeoutMs),
   redisUrl: z
     .string()
-    .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
+    .superRefine((text, ctx) => {
+      const checked = checkRedisUrl(text);
+      if (!checked.ok) ctx.addIssue({ code: 'custom', message: checked.message });
+    })
     .optional(),
   prefix: z
     .string()

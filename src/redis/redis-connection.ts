@@ -1,5 +1,7 @@
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
 import type { RedisEndpoint, RedisTopology } from '../config/redis-topology.js';
+import { databaseOfRedisUrl } from '../config/redis-url.js';
+import { DatabaseGuardedRedis } from './database-guard.js';
 import { keySlot } from './key-slot.js';
 import { redisAddress } from './redis-address.js';
 import type { RedisClient } from './redis-client.js';
@@ -33,31 +35,42 @@ export function singleRedis(url: string): RedisTopology {
 export function createRedisClient(topology: RedisTopology, options: RedisOptions = {}): RedisClient {
   switch (topology.kind) {
     case 'single':
-      return new Redis(topology.url, options);
+      // A database other than 0 is SELECTed by ioredis; the guard stops the client when Redis
+      // refuses it, instead of going on in database 0 (issue 30).
+      return databaseOfRedisUrl(topology.url) === 0
+        ? new Redis(topology.url, options)
+        : new DatabaseGuardedRedis(
+            { address: redisAddress(topology.url), kind: 'url' },
+            topology.url,
+            options,
+          );
     case 'sentinel':
-      return new Redis({
-        ...options,
-        sentinels: topology.sentinels.map((n) => ({ host: n.host, port: n.port })),
-        name: topology.name,
-        db: topology.db,
-        role: 'master',
-        ...(topology.username === undefined ? {} : { username: topology.username }),
-        ...(topology.password === undefined ? {} : { password: topology.password }),
-        ...(topology.sentinelUsername === undefined ? {} : { sentinelUsername: topology.sentinelUsername }),
-        ...(topology.sentinelPassword === undefined ? {} : { sentinelPassword: topology.sentinelPassword }),
-        // `tls` + enableTLSForSentinelMode reach the primary over TLS; `sentinelTLS` the sentinels
-        // (ioredis asks them on connections of their own, which `tls` alone leaves in plain text).
-        ...(topology.tls ? { tls: {}, enableTLSForSentinelMode: true, sentinelTLS: {} } : {}),
-        // No `failoverDetector`: in ioredis 5.11 a +switch-master that arrives while the client is
-        // asking the sentinels for the primary leaves it in status `end`, never reconnecting (fault
-        // row 7 caught a receiver answering 503 for good; compare redis/ioredis#1683). A killed
-        // primary closes the connection anyway, and a demoted one answers writes with READONLY,
-        // which makes the client ask the sentinels again (below). Writes that reach a primary cut
-        // off from its replicas are never acknowledged: WAIT finds no replica (ingest-event.ts).
-        reconnectOnError: (error: Error) => (error.message.startsWith('READONLY') ? 2 : false),
-        // Retry sentinels quickly while none answers (the default waits up to 10 s).
-        sentinelRetryStrategy: (times: number) => Math.min(times * 100, 1_000),
-      });
+      return new DatabaseGuardedRedis(
+        { address: describeTopology(topology), kind: 'sentinel' },
+        {
+          ...options,
+          sentinels: topology.sentinels.map((n) => ({ host: n.host, port: n.port })),
+          name: topology.name,
+          db: topology.db,
+          role: 'master',
+          ...(topology.username === undefined ? {} : { username: topology.username }),
+          ...(topology.password === undefined ? {} : { password: topology.password }),
+          ...(topology.sentinelUsername === undefined ? {} : { sentinelUsername: topology.sentinelUsername }),
+          ...(topology.sentinelPassword === undefined ? {} : { sentinelPassword: topology.sentinelPassword }),
+          // `tls` + enableTLSForSentinelMode reach the primary over TLS; `sentinelTLS` the sentinels
+          // (ioredis asks them on connections of their own, which `tls` alone leaves in plain text).
+          ...(topology.tls ? { tls: {}, enableTLSForSentinelMode: true, sentinelTLS: {} } : {}),
+          // No `failoverDetector`: in ioredis 5.11 a +switch-master that arrives while the client is
+          // asking the sentinels for the primary leaves it in status `end`, never reconnecting (fault
+          // row 7 caught a receiver answering 503 for good; compare redis/ioredis#1683). A killed
+          // primary closes the connection anyway, and a demoted one answers writes with READONLY,
+          // which makes the client ask the sentinels again (below). Writes that reach a primary cut
+          // off from its replicas are never acknowledged: WAIT finds no replica (ingest-event.ts).
+          reconnectOnError: (error: Error) => (error.message.startsWith('READONLY') ? 2 : false),
+          // Retry sentinels quickly while none answers (the default waits up to 10 s).
+          sentinelRetryStrategy: (times: number) => Math.min(times * 100, 1_000),
+        },
+      );
     case 'cluster': {
       const {
         enableOfflineQueue,

@@ -127,6 +127,37 @@ describe('operator commands on Sentinel and on a Redis Cluster', () => {
     },
   );
 
+  it('a database Redis refuses stops the command: a cluster node with /N, a Sentinel redis.db the primary lacks', async () => {
+    // Issue 30, item 4: a cluster has only database 0; ioredis went on in database 0 after the
+    // refused SELECT. A node's URL with /0 still reaches the whole cluster.
+    const node = `redis://${cluster.nodes[0]?.host}:${cluster.nodes[0]?.port}`;
+    const onCluster = await cli(['dlq', 'list', '--redis-url', `${node}/2`, '--prefix', 'ops']);
+    expect(onCluster.code).toBe(1);
+    expect(onCluster.stdout).toBe('');
+    expect(onCluster.stderr).toContain(
+      `${node}/2 from --redis-url: Redis at ${node.slice(8)} refused database 2`,
+    );
+    expect(onCluster.stderr).toContain(
+      'a node of a Redis Cluster, which has only database 0: drop the /N of the URL',
+    );
+    const zero = await cli(['dlq', 'list', '--redis-url', `${node}/0`, '--prefix', 'ops-none']);
+    expect(zero.code).toBe(0);
+    expect(zero.stdout).toContain(`no dead letters under prefix "ops-none" at ${node.slice(8)} db 0`);
+
+    const config = join(dir, 'sentinel-db.yaml');
+    await writeFile(
+      config,
+      `${PLATFORM}redis:\n  sentinels: [ ${sentinel.sentinels.map((s) => `"${s.host}:${s.port}"`).join(', ')} ]\n  name: ${sentinel.name}\n  db: 99\n  prefix: ops\n`,
+    );
+    const viaSentinel = await cli(['timers', 'list', '--config', config]);
+    expect(viaSentinel.code).toBe(1);
+    expect(viaSentinel.stderr).toContain(
+      `${config} (redis.sentinels): Redis at primary "${sentinel.name}" via sentinels`,
+    );
+    expect(viaSentinel.stderr).toContain('refused database 99 (ERR DB index is out of range)');
+    expect(viaSentinel.stderr).toContain('give one of them in redis.db');
+  });
+
   it('cluster: the hint of an empty listing scans every primary and names prefixes as --prefix takes them', async () => {
     // Issue 29, item 5: one dead letter under a prefix of its own on each primary, and timers of
     // another prefix in a shard of its own (key tag `{hint-timers:<n>...}`).

@@ -97,7 +97,7 @@ describe('dlq and quarantine find Redis the same way: --config first, then --red
     expect(result.code).toBe(0);
     const lines = result.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(
-      new RegExp(`^2 dead letter\\(s\\) under prefix "${prefix}" at 127\\.0\\.0\\.1:\\d+$`),
+      new RegExp(`^2 dead letter\\(s\\) under prefix "${prefix}" at 127\\.0\\.0\\.1:\\d+ db 0$`),
     );
     expect(lines[1]).toMatch(/^ID +FAILED AT +QUEUE +CODE +CONVERSATION +REASON$/);
     expect(

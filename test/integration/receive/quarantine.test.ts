@@ -181,7 +181,7 @@ describe('quarantine: stored, listed, shown, replayed, purged (real Redis)', () 
       expect(code).toBe(0);
       const lines = stdout.split('\n');
       expect(lines[0]).toMatch(
-        new RegExp(`^2 quarantined bodies under prefix "${prefix}" at 127\\.0\\.0\\.1:\\d+$`),
+        new RegExp(`^2 quarantined bodies under prefix "${prefix}" at 127\\.0\\.0\\.1:\\d+ db 0$`),
       );
       expect(lines[1]).toMatch(/^ID +RECEIVED AT +REASON +EVENT +CONVERSATION +SIZE +WHY$/);
       expect(lines[2]).toMatch(
@@ -202,7 +202,7 @@ describe('quarantine: stored, listed, shown, replayed, purged (real Redis)', () 
       expect(code).toBe(0);
       expect(stdout).toMatch(
         new RegExp(
-          `^no quarantined bodies under prefix "${prefix}" at 127\\.0\\.0\\.1:\\d+ \\(from --redis-url\\)\n`,
+          `^no quarantined bodies under prefix "${prefix}" at 127\\.0\\.0\\.1:\\d+ db 0 \\(from --redis-url\\)\n`,
         ),
       );
     });
@@ -256,7 +256,7 @@ describe('quarantine: stored, listed, shown, replayed, purged (real Redis)', () 
         'an http:// URL',
         () => ['quarantine', 'list', '--redis-url', 'http://127.0.0.1:6379'],
         1,
-        /^convo-bridge: --redis-url must start with redis:\/\/ or rediss:\/\//,
+        /^convo-bridge: --redis-url must be a redis:\/\/ or rediss:\/\/ URL/,
       ],
       [
         'a prefix with a colon',

@@ -58,7 +58,12 @@ describe('resolveReceiverOptions', () => {
     [
       'an http:// Redis URL',
       { redisUrl: 'http://localhost:6379' },
-      'invalid receiver options: receiver.redisUrl: must start with redis:// or rediss://',
+      'invalid receiver options: receiver.redisUrl: must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379',
+    ],
+    [
+      'a Redis URL whose database part is not a number',
+      { redisUrl: 'redis://localhost:6379/abc' },
+      'invalid receiver options: receiver.redisUrl: redis://localhost:6379/abc: the database part "abc" is not a database number',
     ],
     [
       'a prefix with a colon',
