@@ -14,6 +14,7 @@ import { resolveEventInput } from '../record/event-input.js';
 import { factsFromJson } from '../record/recorded-event.js';
 import { evaluateRules } from '../rules/evaluate-rules.js';
 import type { ConversationFacts } from '../rules/plan.js';
+import { checkNames } from './check-names.js';
 import { type CheckFailure, checkPlan } from './check-plan.js';
 import { type RuleTestCase, RuleTestFileSchema } from './rules-test-schema.js';
 
@@ -104,13 +105,18 @@ export async function runRuleTestFile(
   );
   if (!selected.ok) return { file, config: configPath, cases: [], error: selected.message };
   const business = selected.business;
+  const known = {
+    rules: business.rules.rules.map((rule) => rule.name),
+    destinations: Object.keys(business.config.destinations),
+  };
   const cases: CaseResult[] = [];
   for (const [index, testCase] of data.cases.entries()) {
     const { line } = locatePath(document, ['cases', index]);
     const where = `${file}:${line}`;
     try {
       const { plan } = await evaluateCase(testCase, data.now, file, index, business);
-      cases.push({ name: testCase.name, where, failures: checkPlan(testCase.expect, plan) });
+      const failures = [...checkNames(testCase.expect, known), ...checkPlan(testCase.expect, plan)];
+      cases.push({ name: testCase.name, where, failures });
     } catch (error) {
       if (!(error instanceof RuleTestFileError)) throw error;
       cases.push({ name: testCase.name, where, failures: [], error: error.message });
