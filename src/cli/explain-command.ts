@@ -1,6 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { z } from 'zod';
+import { NotTextError, readTextFile } from '../base/decode-text.js';
 import { ConfigError, formatConfigIssue } from '../config/config-error.js';
 import { type LoadedConfig, loadConfig } from '../config/load-config.js';
 import { resolveConfigPath } from '../config/resolve-config-path.js';
@@ -109,8 +109,11 @@ function defaultFacts(): ConversationFacts {
 async function readJson(path: string, what: string): Promise<unknown> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = await readTextFile(path);
   } catch (error) {
+    if (error instanceof NotTextError) {
+      throw new CliError(`${error.message} (the ${what} file must be one JSON object)`, { cause: error });
+    }
     const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
     throw new CliError(`cannot read the ${what} file ${path} (${code}): check the path`, { cause: error });
   }

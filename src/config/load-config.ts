@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { NotTextError, readTextFile } from '../base/decode-text.js';
 
 import type { CompiledRules } from '../rules/compile-rules.js';
 import { DEFAULT_BUSINESS_ID, type LoadedBusiness } from './businesses.js';
@@ -46,8 +46,12 @@ export interface LoadOptions {
 export async function loadConfig(path: string, options: LoadOptions = {}): Promise<LoadedConfig> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = await readTextFile(path);
   } catch (error) {
+    if (error instanceof NotTextError) {
+      const { line, column, detail } = error;
+      throw new ConfigError([{ file: path, line, column, path: '', message: detail }], { cause: error });
+    }
     const code = (error as NodeJS.ErrnoException).code;
     const why =
       code === 'ENOENT'
