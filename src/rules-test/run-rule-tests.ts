@@ -1,11 +1,7 @@
 import { dirname, isAbsolute, join } from 'node:path';
 import { NotTextError, readTextFile } from '../base/decode-text.js';
 import type { LoadedBusiness } from '../config/businesses.js';
-import {
-  documentToJs,
-  locatePath,
-  parseConfigDocument,
-} from '../config/config-document.js';
+import { documentToJs, locatePath, parseConfigDocument } from '../config/config-document.js';
 import { ConfigError, formatConfigIssue } from '../config/config-error.js';
 import { type LoadedConfig, loadConfig } from '../config/load-config.js';
 import { selectBusiness } from '../config/select-business.js';
