@@ -35,9 +35,15 @@ export type NormalizeResult =
        * time. The receiver takes the event anyway (a bad sender clock is no reason to lose a
        * message); explain and rule tests refuse it (issue 30).
        */
-      unreadableTime?: { field: string; value: unknown };
+      unreadableTime?: UnreadableTime;
     }
   | { ok: false; problem: NormalizeProblem };
+
+/** An event time given but not readable: the field, and its value as text (a number as written). */
+export interface UnreadableTime {
+  field: string;
+  text: string;
+}
 
 export interface NormalizeContext {
   /** When the receiver accepted the body: the fallback event time and `receivedAt`. */
@@ -293,16 +299,16 @@ function normalizeUnsafe(body: unknown, context: NormalizeContext): NormalizeRes
 }
 
 /** The first readable event time of `fields`, or the first field given that could not be read. */
-function readEventTime(fields: readonly [string, unknown][]): {
-  at?: Date;
-  unreadable?: { field: string; value: unknown };
-} {
-  let unreadable: { field: string; value: unknown } | undefined;
+function readEventTime(fields: readonly [string, unknown][]): { at?: Date; unreadable?: UnreadableTime } {
+  let unreadable: UnreadableTime | undefined;
   for (const [field, value] of fields) {
     const at = parseEventTime(value);
     if (at !== undefined) return { at };
     if (unreadable === undefined && value !== undefined && value !== null && value !== '') {
-      unreadable = { field, value };
+      unreadable = {
+        field,
+        text: typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value)),
+      };
     }
   }
   return unreadable === undefined ? {} : { unreadable };
