@@ -34,6 +34,7 @@ export function registerTestCommand(program: Command, io: CliIo): void {
     .action(async (files: string[], options: { config?: string; business?: string }) => {
       let list = files;
       let configPath = options.config;
+      if (configPath !== undefined) await mustExist(configPath, '--config');
       if (list.length === 0) {
         const config = resolveConfigPath(options.config);
         if (config === undefined) {
@@ -41,7 +42,7 @@ export function registerTestCommand(program: Command, io: CliIo): void {
             `no test files given and no config to look beside: pass FILES, or --config FILE (its directory is searched for *${TEST_FILE_SUFFIX})`,
           );
         }
-        await mustExist(config, options.config !== undefined ? '--config' : 'the config');
+        if (options.config === undefined) await mustExist(config, 'the config');
         list = await testFilesBeside(config);
         if (list.length === 0) {
           throw new CliError(

@@ -144,9 +144,13 @@ describe('a rule-test file that cannot be run is described as a test file', () =
     expect(code).toBe(1);
   });
 
-  it('test --config of a file that does not exist says "not found"', async () => {
-    const { code, stderr } = await cli(['test', '--config', join(dir, 'nope.yaml')]);
+  it.each([
+    ['alone', []],
+    ['with test files', ['config/bridge.example.rules-test.yaml']],
+  ])('test --config of a file that does not exist says "not found" (%s)', async (_what, files) => {
+    const { code, stdout, stderr } = await cli(['test', '--config', join(dir, 'nope.yaml'), ...files]);
     expect(stderr).toBe(`convo-bridge: --config ${join(dir, 'nope.yaml')}: not found: check the path\n`);
+    expect(stdout).toBe('');
     expect(code).toBe(1);
   });
 });
