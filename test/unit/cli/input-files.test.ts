@@ -131,6 +131,11 @@ describe('a rule-test file that cannot be run is described as a test file', () =
       ':2:1: unknown key "casez"; did you mean "cases"?',
     ],
     [
+      'a now on a day that does not exist',
+      `config: ${CONFIG}\nnow: 2026-02-30T00:00:00Z\ncases: []\n`,
+      ':2:6: now: expected an ISO-8601 instant with a zone, on a day that exists (e.g. 2026-11-23T03:15:00Z)',
+    ],
+    [
       'an unknown key in expect',
       `config: ${CONFIG}\ncases:\n  - name: x\n    event: {}\n    expect: { no_action: true, not_mached: [] }\n`,
       ':5:32: cases.0.expect: unknown key "not_mached"; did you mean "not_matched"?',
