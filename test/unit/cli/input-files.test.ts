@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -88,6 +88,20 @@ describe('bytes that are not UTF-8 are named with the file, line and column', ()
     const { code, stderr } = await cli(args());
     expect(stderr).toMatch(message);
     expect(stderr).not.toContain('\ufffd');
+    expect(code).toBe(1);
+  });
+
+  it('validate: in a file of businesses_dir', async () => {
+    const businesses = join(dir, 'businesses');
+    mkdirSync(businesses, { recursive: true });
+    const top = readFileSync('test/fixtures/config/businesses/bridge.yaml', 'utf8').replace(
+      'businesses_dir: dir',
+      'businesses_dir: businesses',
+    );
+    const toko = readFileSync('test/fixtures/config/businesses/dir/toko-c.yaml', 'utf8');
+    writeFileSync(join(businesses, 'toko-c.yaml'), withLatin1(toko, 'api.toko-c', 'api.tokö-c'));
+    const { code, stderr } = await cli(['validate', file('agency.yaml', top)]);
+    expect(stderr).toContain(`${join(businesses, 'toko-c.yaml')}:3:28: byte 0xF6 is not UTF-8`);
     expect(code).toBe(1);
   });
 
