@@ -1,6 +1,7 @@
-import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { z } from 'zod';
+import { NotTextError, readTextFile } from '../base/decode-text.js';
+import { parseInstant } from '../base/parse-instant.js';
 import { ConfigError, formatConfigIssue } from '../config/config-error.js';
 import { type LoadedConfig, loadConfig } from '../config/load-config.js';
 import { resolveConfigPath } from '../config/resolve-config-path.js';
@@ -93,13 +94,11 @@ export function registerExplainCommand(program: Command, io: CliIo): void {
 }
 
 function parseNow(text: string): Date {
-  const date = new Date(text);
-  if (Number.isNaN(date.getTime()) || !/^\d{4}-\d{2}-\d{2}T/.test(text)) {
-    throw new CliError(
-      `--now ${JSON.stringify(text)} is not an ISO-8601 instant: write e.g. 2026-11-23T03:15:00Z`,
-    );
+  const parsed = parseInstant(text);
+  if (!parsed.ok) {
+    throw new CliError(`--now ${JSON.stringify(text)}: ${parsed.why}: write e.g. 2026-11-23T03:15:00Z`);
   }
-  return date;
+  return parsed.date;
 }
 
 function defaultFacts(): ConversationFacts {
@@ -109,8 +108,11 @@ function defaultFacts(): ConversationFacts {
 async function readJson(path: string, what: string): Promise<unknown> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = await readTextFile(path);
   } catch (error) {
+    if (error instanceof NotTextError) {
+      throw new CliError(`${error.message} (the ${what} file must be one JSON object)`, { cause: error });
+    }
     const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
     throw new CliError(`cannot read the ${what} file ${path} (${code}): check the path`, { cause: error });
   }

@@ -1,4 +1,4 @@
-import { readdir } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { resolveConfigPath } from '../config/resolve-config-path.js';
@@ -34,6 +34,7 @@ export function registerTestCommand(program: Command, io: CliIo): void {
     .action(async (files: string[], options: { config?: string; business?: string }) => {
       let list = files;
       let configPath = options.config;
+      if (configPath !== undefined) await mustExist(configPath, '--config');
       if (list.length === 0) {
         const config = resolveConfigPath(options.config);
         if (config === undefined) {
@@ -41,6 +42,7 @@ export function registerTestCommand(program: Command, io: CliIo): void {
             `no test files given and no config to look beside: pass FILES, or --config FILE (its directory is searched for *${TEST_FILE_SUFFIX})`,
           );
         }
+        if (options.config === undefined) await mustExist(config, 'the config');
         list = await testFilesBeside(config);
         if (list.length === 0) {
           throw new CliError(
@@ -62,6 +64,16 @@ export function registerTestCommand(program: Command, io: CliIo): void {
         throw new CliError(`${failed} rule test(s) failed`, { exitCode: EXIT.invalidInput });
       }
     });
+}
+
+/** A config to look beside that is missing is "not found", not "no test files beside it" (issue 30). */
+async function mustExist(config: string, what: string): Promise<void> {
+  const found = await stat(config).catch((error: NodeJS.ErrnoException) => error);
+  if (found instanceof Error) {
+    const why = found.code === 'ENOENT' ? 'not found' : `cannot be read (${found.code ?? found.message})`;
+    throw new CliError(`${what} ${config}: ${why}: check the path`, { cause: found });
+  }
+  if (!found.isFile()) throw new CliError(`${what} ${config}: not a file`);
 }
 
 /** `<stem>.rules-test.yaml` and `<stem>.*.rules-test.yaml` beside `<stem>.yaml`. */

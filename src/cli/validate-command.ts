@@ -58,6 +58,7 @@ export function registerValidateCommand(program: Command, io: CliIo): void {
         });
       }
       io.stdout(summarize(loaded));
+      for (const warning of loaded.warnings) io.stderr(`warning: ${formatConfigIssue(warning)}\n`);
       for (const missing of loaded.missingEnv) {
         io.stderr(
           `warning: ${missing.file ?? path}:${missing.line}:${missing.column}: \${${missing.name}} is not set (checked with a placeholder); set it before starting\n`,
@@ -83,9 +84,10 @@ export function summarize(loaded: LoadedConfig, env: NodeJS.ProcessEnv = process
   );
   for (const line of describeRedisConfig(c.redis)) lines.push(`  ${line}`);
   if (c.businessHours) {
-    const weekly = Object.entries(c.businessHours.weekly)
-      .map(([days, ranges]) => `${days} ${typeof ranges === 'string' ? ranges : ranges.join(',')}`)
-      .join(', ');
+    const weekly =
+      Object.entries(c.businessHours.weekly)
+        .map(([days, ranges]) => `${days} ${typeof ranges === 'string' ? ranges : ranges.join(',')}`)
+        .join(', ') || 'never open (weekly: {})';
     const holidays = c.businessHours.holidays.length;
     lines.push(
       `  business hours (${c.timezone}): ${weekly}; ${holidays} holiday${holidays === 1 ? '' : 's'}`,
@@ -93,7 +95,7 @@ export function summarize(loaded: LoadedConfig, env: NodeJS.ProcessEnv = process
   }
   const mappings = `${c.channels.length} channel mapping${c.channels.length === 1 ? '' : 's'}`;
   lines.push(
-    `  reply window: ${c.replyWindow.hours}h for ${c.replyWindow.appliesTo.join(', ')}; ${mappings}`,
+    `  reply window: ${c.replyWindow.hours}h for ${c.replyWindow.appliesTo.join(', ') || 'no channel (applies_to: [])'}; ${mappings}`,
   );
   const destinations = Object.keys(c.destinations);
   if (destinations.length > 0) lines.push(`  destinations: ${destinations.join(', ')}`);

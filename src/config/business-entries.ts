@@ -174,6 +174,11 @@ function listDir(top: ConfigSource, options: CollectOptions, issues: ConfigIssue
 }
 
 function readBusinessFile(file: BusinessFile, options: CollectOptions, issues: ConfigIssue[]) {
+  if (file.notText !== undefined) {
+    const { line, column, message } = file.notText;
+    issues.push({ file: file.path, line, column, path: '', message });
+    return undefined;
+  }
   const tooBig = oversizeIssue(file.text, file.path, 'the business file');
   if (tooBig) {
     issues.push(tooBig);

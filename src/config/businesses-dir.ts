@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
+import { decodeText } from '../base/decode-text.js';
 
 /** One file of a businesses_dir: one business. */
 export interface BusinessFile {
@@ -8,6 +9,8 @@ export interface BusinessFile {
   /** The path messages show: the config's directory joined with businesses_dir and the name. */
   readonly path: string;
   readonly text: string;
+  /** Where the file stops being UTF-8 text (then `text` is empty), see decode-text.ts. */
+  readonly notText?: { line: number; column: number; message: string };
 }
 
 export type BusinessesDirListing =
@@ -47,7 +50,10 @@ export function readBusinessesDir(dir: string): BusinessesDirListing {
     const path = join(dir, name);
     try {
       if (!statSync(path).isFile()) continue;
-      files.push({ name, path, text: readFileSync(path, 'utf8') });
+      const decoded = decodeText(readFileSync(path));
+      files.push(
+        decoded.ok ? { name, path, text: decoded.text } : { name, path, text: '', notText: decoded },
+      );
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
       // Removed between the listing and the read: it is gone, as the next change event will say.

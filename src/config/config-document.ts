@@ -93,9 +93,11 @@ export function parseConfigDocument(
     const message =
       error.code === 'DUPLICATE_KEY'
         ? `duplicate key ${quoteKeyAt(env.text, error.pos[0])}: each key may appear once per mapping`
-        : /call stack/i.test(error.message)
-          ? NESTED_TOO_DEEPLY
-          : `YAML syntax error: ${withoutSource(firstLine(error.message))}`;
+        : error.code === 'MULTIPLE_DOCS'
+          ? 'a second YAML document starts here: the file must be one document (remove the --- line and what follows, or merge it into the first)'
+          : /call stack/i.test(error.message)
+            ? NESTED_TOO_DEEPLY
+            : `YAML syntax error: ${withoutSource(firstLine(error.message))}`;
     issues.push({ file: fileName, line, column, path: '', message: env.restore(message) });
   }
   if (errors.length > 0) return { document: undefined, issues, yamlErrors };

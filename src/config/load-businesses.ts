@@ -4,6 +4,7 @@ import { defaultWebhookPath, type LoadedBusiness } from './businesses.js';
 import { crossCheckBusinesses, type ValidBusiness } from './check-businesses.js';
 import type { ConfigPath } from './config-document.js';
 import { ConfigError, type ConfigIssue } from './config-error.js';
+import { configWarnings } from './config-warnings.js';
 import type { SchemaProblem } from './describe-zod-issues.js';
 import type { MissingVariable, SubstitutedValue } from './interpolate-env.js';
 import {
@@ -27,6 +28,8 @@ export interface LoadedBusinesses {
   readonly businesses: LoadedBusiness[];
   /** Unset variables of the config file and of every business file. */
   readonly missingEnv: MissingVariable[];
+  /** Every business's config-warnings.ts findings, placed like problems (once when shared). */
+  readonly warnings: ConfigIssue[];
 }
 
 /** The sections the rules compiler reads (RulesSettings): businesses that share them share one compile. */
@@ -43,6 +46,7 @@ const RULES_SECTIONS = [
 export function loadBusinesses(top: ConfigSource, options: CollectOptions): LoadedBusinesses {
   const collected = collectBusinesses(top, options);
   const report = createReport(collected.entries.length);
+  const warnings = createReport(collected.entries.length);
   for (const issue of top.interpolation.issues) report.plain(issue);
   for (const file of collected.files) for (const issue of file.interpolation.issues) report.plain(issue);
   for (const issue of collected.issues) report.plain(issue);
@@ -69,6 +73,7 @@ export function loadBusinesses(top: ConfigSource, options: CollectOptions): Load
       if (key !== undefined) compiled.set(key, result);
     }
     for (const problem of result.problems) report.of(entry, place(problem));
+    for (const warning of configWarnings(validation.config)) warnings.of(entry, place(warning));
     valid.push({ entry, config: validation.config });
     loaded.push({
       id: entry.id ?? '',
@@ -85,6 +90,7 @@ export function loadBusinesses(top: ConfigSource, options: CollectOptions): Load
   if (issues.length > 0) throw new ConfigError(issues);
   return {
     businesses: loaded,
+    warnings: warnings.issues(),
     missingEnv: [
       ...top.interpolation.missing,
       ...collected.files.flatMap((file) =>

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { NotTextError, readTextFile } from '../base/decode-text.js';
 
 import type { CompiledRules } from '../rules/compile-rules.js';
 import { DEFAULT_BUSINESS_ID, type LoadedBusiness } from './businesses.js';
@@ -6,6 +6,7 @@ import type { ReadBusinessesDir } from './businesses-dir.js';
 import { locatePath } from './config-document.js';
 import { ConfigError, type ConfigIssue } from './config-error.js';
 import type { BridgeConfig } from './config-schema.js';
+import { configWarnings } from './config-warnings.js';
 import type { SchemaProblem } from './describe-zod-issues.js';
 import type { Env, MissingVariable } from './interpolate-env.js';
 import { loadBusinesses } from './load-businesses.js';
@@ -28,6 +29,8 @@ export interface LoadedConfig {
   businesses: LoadedBusiness[];
   /** Variables that were unset and replaced by placeholders (only with `allowMissingEnv`). */
   missingEnv: MissingVariable[];
+  /** What the config sets up that can never happen (config-warnings.ts); `validate` prints them. */
+  warnings: ConfigIssue[];
 }
 
 export interface LoadOptions {
@@ -46,8 +49,12 @@ export interface LoadOptions {
 export async function loadConfig(path: string, options: LoadOptions = {}): Promise<LoadedConfig> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = await readTextFile(path);
   } catch (error) {
+    if (error instanceof NotTextError) {
+      const { line, column, detail } = error;
+      throw new ConfigError([{ file: path, line, column, path: '', message: detail }], { cause: error });
+    }
     const code = (error as NodeJS.ErrnoException).code;
     const why =
       code === 'ENOENT'
@@ -94,13 +101,20 @@ function parseWithinLimits(text: string, options: LoadOptions & { fileName: stri
   const allowMissing = options.allowMissingEnv ?? false;
   const source = readConfigSource(text, options.fileName, { env, allowMissing });
   if (!hasBusinesses(source.value)) return loadOneBusiness(source, allowMissing);
-  const { businesses, missingEnv } = loadBusinesses(source, {
+  const { businesses, missingEnv, warnings } = loadBusinesses(source, {
     env,
     allowMissing,
     ...(options.readBusinessesDir ? { readDir: options.readBusinessesDir } : {}),
   });
   const first = businesses[0] as LoadedBusiness;
-  return { file: options.fileName, config: first.config, rules: first.rules, businesses, missingEnv };
+  return {
+    file: options.fileName,
+    config: first.config,
+    rules: first.rules,
+    businesses,
+    missingEnv,
+    warnings,
+  };
 }
 
 /** A config without businesses: loaded exactly as before businesses existed. */
@@ -141,6 +155,7 @@ function loadOneBusiness(source: ConfigSource, allowMissing: boolean): LoadedCon
     rules: compiled.rules,
     businesses: [business],
     missingEnv: interpolation.missing,
+    warnings: configWarnings(validation.config).map(toIssue),
   };
 }
 

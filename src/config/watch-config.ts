@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type FSWatcher, readFileSync, watch } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
+import { NotTextError, readTextFile } from '../base/decode-text.js';
 import { type BusinessesDirListing, readBusinessesDir, resolveBusinessesDir } from './businesses-dir.js';
 import { ConfigError } from './config-error.js';
 import type { Env } from './interpolate-env.js';
@@ -105,8 +105,14 @@ async function readConfigText(
   options: WatchConfigOptions,
 ): Promise<string | undefined> {
   try {
-    return await readFile(file, 'utf8');
+    return await readTextFile(file);
   } catch (error) {
+    if (error instanceof NotTextError) {
+      const { line, column, detail } = error;
+      const message = `${detail}; keeping the old config`;
+      options.onError(new ConfigError([{ file: path, line, column, path: '', message }], { cause: error }));
+      return undefined;
+    }
     const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
     // Mid-replace the file can be missing for a moment; the rename that follows fires again.
     if (code === 'ENOENT') return undefined;

@@ -37,6 +37,13 @@ export function resolveEventInput(value: unknown, where: string, receivedAt: Dat
   const looksCanonical = typeof value === 'object' && value !== null && 'v' in value && 'kind' in value;
   if (!looksCanonical) {
     const normalized = normalizeEvent(value, { receivedAt });
+    if (normalized.ok && normalized.unreadableTime !== undefined) {
+      const { field, text } = normalized.unreadableTime;
+      return {
+        ok: false,
+        message: `${where}: ${field}: ${JSON.stringify(text)} is not a time: write ISO-8601 with a zone (2026-11-23T03:15:00Z), Unix seconds or milliseconds, or WIB "2026-11-23 10:15:00"; or leave it out to use the time of evaluation`,
+      };
+    }
     if (normalized.ok) return { ok: true, value: { event: normalized.event } };
     return {
       ok: false,

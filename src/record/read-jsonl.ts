@@ -1,5 +1,5 @@
-import { readFile } from 'node:fs/promises';
 import type { z } from 'zod';
+import { NotTextError, readTextFile } from '../base/decode-text.js';
 
 export type JsonlResult<T> = { ok: true; values: T[] } | { ok: false; problems: string[] };
 
@@ -14,8 +14,9 @@ export async function readJsonLines<S extends z.ZodType>(
 ): Promise<JsonlResult<z.output<S>>> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = await readTextFile(path);
   } catch (error) {
+    if (error instanceof NotTextError) return { ok: false, problems: [error.message] };
     const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
     return { ok: false, problems: [`cannot read ${path} (${code}): check the path`] };
   }

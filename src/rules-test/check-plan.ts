@@ -7,6 +7,8 @@ import type { ActionMatcher, Expect } from './rules-test-schema.js';
 export interface CheckFailure {
   check: string;
   diff: string[];
+  /** The lines are problems, one each, not a diff (names that do not exist, check-names.ts). */
+  list?: true;
 }
 
 /**

@@ -26,7 +26,7 @@ export function formatTestResults(results: readonly FileResult[]): { text: strin
       lines.push(`      at ${c.where}`);
       if (c.error !== undefined) for (const line of c.error.split('\n')) lines.push(`      ${line}`);
       for (const failure of c.failures) {
-        lines.push(`      ${failure.check}: - expected, + actual`);
+        lines.push(`      ${failure.check}:${failure.list ? '' : ' - expected, + actual'}`);
         for (const line of failure.diff) lines.push(`        ${line}`);
       }
     }

@@ -53,7 +53,10 @@ export const ExpectSchema = z
 export type Expect = z.output<typeof ExpectSchema>;
 
 const nowSchema = z.iso
-  .datetime({ offset: true })
+  .datetime({
+    offset: true,
+    error: 'expected an ISO-8601 instant with a zone, on a day that exists (e.g. 2026-11-23T03:15:00Z)',
+  })
   .describe('Evaluate as of this instant (default: the event time). ISO-8601, e.g. 2026-11-23T03:15:00Z');
 
 export const RuleTestCaseSchema = z

@@ -1,12 +1,7 @@
-import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join } from 'node:path';
+import { NotTextError, readTextFile } from '../base/decode-text.js';
 import type { LoadedBusiness } from '../config/businesses.js';
-import {
-  type ConfigDocument,
-  documentToJs,
-  locatePath,
-  parseConfigDocument,
-} from '../config/config-document.js';
+import { documentToJs, locatePath, parseConfigDocument } from '../config/config-document.js';
 import { ConfigError, formatConfigIssue } from '../config/config-error.js';
 import { type LoadedConfig, loadConfig } from '../config/load-config.js';
 import { selectBusiness } from '../config/select-business.js';
@@ -14,7 +9,9 @@ import { resolveEventInput } from '../record/event-input.js';
 import { factsFromJson } from '../record/recorded-event.js';
 import { evaluateRules } from '../rules/evaluate-rules.js';
 import type { ConversationFacts } from '../rules/plan.js';
+import { checkNames } from './check-names.js';
 import { type CheckFailure, checkPlan } from './check-plan.js';
+import { describeTestFileIssues } from './describe-test-file-issues.js';
 import { type RuleTestCase, RuleTestFileSchema } from './rules-test-schema.js';
 
 /** The outcome of one case. */
@@ -104,13 +101,18 @@ export async function runRuleTestFile(
   );
   if (!selected.ok) return { file, config: configPath, cases: [], error: selected.message };
   const business = selected.business;
+  const known = {
+    rules: business.rules.rules.map((rule) => rule.name),
+    destinations: Object.keys(business.config.destinations),
+  };
   const cases: CaseResult[] = [];
   for (const [index, testCase] of data.cases.entries()) {
     const { line } = locatePath(document, ['cases', index]);
     const where = `${file}:${line}`;
     try {
       const { plan } = await evaluateCase(testCase, data.now, file, index, business);
-      cases.push({ name: testCase.name, where, failures: checkPlan(testCase.expect, plan) });
+      const failures = [...checkNames(testCase.expect, known), ...checkPlan(testCase.expect, plan)];
+      cases.push({ name: testCase.name, where, failures });
     } catch (error) {
       if (!(error instanceof RuleTestFileError)) throw error;
       cases.push({ name: testCase.name, where, failures: [], error: error.message });
@@ -135,8 +137,11 @@ async function evaluateCase(
     where = path;
     let text: string;
     try {
-      text = await readFile(path, 'utf8');
+      text = await readTextFile(path);
     } catch (error) {
+      if (error instanceof NotTextError) {
+        throw new RuleTestFileError(`event_file ${error.message}`, { cause: error });
+      }
       const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
       throw new RuleTestFileError(
         `cannot read event_file ${testCase.event_file} (${code}): it is resolved from ${dirname(file)}`,
@@ -165,14 +170,17 @@ async function evaluateCase(
 async function readTestFile(file: string) {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = await readTextFile(file);
   } catch (error) {
+    if (error instanceof NotTextError) {
+      throw new RuleTestFileError(error.message, { cause: error });
+    }
     const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
     throw new RuleTestFileError(`cannot read the test file ${file} (${code}): check the path`, {
       cause: error,
     });
   }
-  const { document, issues } = parseConfigDocument(text, file);
+  const { document, issues } = parseConfigDocument(text, file, TEST_FILE_WORDS);
   if (!document || issues.length > 0) {
     throw new RuleTestFileError(issues.map(formatConfigIssue).join('\n') || `${file}: not a YAML mapping`);
   }
@@ -180,17 +188,19 @@ async function readTestFile(file: string) {
   if ('issue' in js) throw new RuleTestFileError(formatConfigIssue(js.issue));
   const result = RuleTestFileSchema.safeParse(js.value);
   if (!result.success) {
-    const lines = result.error.issues.map((issue) => {
-      const at = locatePath(document as ConfigDocument, issue.path as (string | number)[]);
-      const path = issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
-      return `${file}:${at.line}:${at.column}: ${path}${issue.message}`;
-    });
+    const lines = describeTestFileIssues(result.error.issues, document, file);
     throw new RuleTestFileError(
       `${lines.join('\n')}\n(the fields of a test file are in config/rules-test.schema.json)`,
     );
   }
   return { data: result.data, document };
 }
+
+/** What an empty test file, and one that is not a mapping, are told (not the config's words). */
+const TEST_FILE_WORDS = {
+  empty: 'the test file is empty: give config: and cases: (see config/bridge.example.rules-test.yaml)',
+  notMapping: 'a test file is a mapping (config:, now:, cases:)',
+};
 
 /** A path written in a test file, resolved from the file's directory. */
 function relativeTo(file: string, path: string): string {

@@ -329,6 +329,16 @@ export const ruleSchema = z
           'on: window_closing needs before: DURATION (e.g. before: 2h: fire 2 hours before the window closes)',
       });
     }
+    // `before: 0` is not a duration (a bare number) and was refused while `before: 0s` passed
+    // (issue 30); at 0 the rule fires as the window closes, when no reply can be sent any more.
+    if (clock && r.before === 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['before'],
+        message:
+          '0 fires when the reply window has already closed: give a duration above 0 (e.g. before: 2h)',
+      });
+    }
     if (!clock && r.before !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['before'], message: 'before: belongs to on: window_closing' });
     }

@@ -27,8 +27,23 @@ export interface NormalizeProblem {
 }
 
 export type NormalizeResult =
-  | { ok: true; event: ConversationEvent }
+  | {
+      ok: true;
+      event: ConversationEvent;
+      /**
+       * Set when the body gives an event time that cannot be read, so the event time is the receive
+       * time. The receiver takes the event anyway (a bad sender clock is no reason to lose a
+       * message); explain and rule tests refuse it (issue 30).
+       */
+      unreadableTime?: UnreadableTime;
+    }
   | { ok: false; problem: NormalizeProblem };
+
+/** An event time given but not readable: the field, and its value as text (a number as written). */
+export interface UnreadableTime {
+  field: string;
+  text: string;
+}
 
 export interface NormalizeContext {
   /** When the receiver accepted the body: the fallback event time and `receivedAt`. */
@@ -246,12 +261,13 @@ function normalizeUnsafe(body: unknown, context: NormalizeContext): NormalizeRes
   const channelIn = m?.channel ?? env.channel ?? null;
   const engineIn = channelIn?.engine ?? channelIn?.type ?? null;
   const business = m?.bisnis ?? m?.business ?? env.bisnis ?? env.business ?? null;
-  const occurredAt =
-    parseEventTime(env.timestamp) ??
-    parseEventTime(m?.timestamp) ??
-    parseEventTime(m?.created_at) ??
-    parseEventTime(m?.sent_at) ??
-    context.receivedAt;
+  const time = readEventTime([
+    ['timestamp', env.timestamp],
+    ['message.timestamp', m?.timestamp],
+    ['message.created_at', m?.created_at],
+    ['message.sent_at', m?.sent_at],
+  ]);
+  const occurredAt = time.at ?? context.receivedAt;
 
   const event: ConversationEvent = {
     v: 1,
@@ -279,7 +295,23 @@ function normalizeUnsafe(body: unknown, context: NormalizeContext): NormalizeRes
     occurredAt: occurredAt.toISOString(),
     receivedAt: context.receivedAt.toISOString(),
   };
-  return { ok: true, event };
+  return { ok: true, event, ...(time.unreadable ? { unreadableTime: time.unreadable } : {}) };
+}
+
+/** The first readable event time of `fields`, or the first field given that could not be read. */
+function readEventTime(fields: readonly [string, unknown][]): { at?: Date; unreadable?: UnreadableTime } {
+  let unreadable: UnreadableTime | undefined;
+  for (const [field, value] of fields) {
+    const at = parseEventTime(value);
+    if (at !== undefined) return { at };
+    if (unreadable === undefined && value !== undefined && value !== null && value !== '') {
+      unreadable = {
+        field,
+        text: typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value)),
+      };
+    }
+  }
+  return unreadable === undefined ? {} : { unreadable };
 }
 
 function readAttachments(content: ContentObject | null): Attachment[] {

@@ -193,7 +193,17 @@ describe('convo-bridge explain', () => {
     [
       'a bad --now',
       ['--event', 'config/examples/event-catalog.json', '--now', 'tomorrow'],
-      'convo-bridge: --now "tomorrow" is not an ISO-8601 instant: write e.g. 2026-11-23T03:15:00Z\n',
+      'convo-bridge: --now "tomorrow": not an ISO-8601 instant with a zone: write e.g. 2026-11-23T03:15:00Z\n',
+    ],
+    [
+      'a --now of a day that does not exist (V8 would roll it over to 2026-03-02)',
+      ['--event', 'config/examples/event-catalog.json', '--now', '2026-02-30T00:00:00Z'],
+      'convo-bridge: --now "2026-02-30T00:00:00Z": 2026-02-30 is not a date of the calendar: write e.g. 2026-11-23T03:15:00Z\n',
+    ],
+    [
+      'a webhook body whose timestamp cannot be read (it used to become now)',
+      ['--event', 'test/fixtures/webhooks/timestamp-unparseable.json'],
+      'convo-bridge: test/fixtures/webhooks/timestamp-unparseable.json: timestamp: "kemarin sore" is not a time: write ISO-8601 with a zone (2026-11-23T03:15:00Z), Unix seconds or milliseconds, or WIB "2026-11-23 10:15:00"; or leave it out to use the time of evaluation\n',
     ],
   ])('fails clearly on %s', async (_name, extra, message) => {
     const { code, stderr } = await run([...args, ...extra]);

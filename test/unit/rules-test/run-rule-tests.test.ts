@@ -113,6 +113,17 @@ ${COMPLAINT}
     expect(formatTestResults([result]).failed).toBe(1);
   });
 
+  it('refuses an event whose timestamp cannot be read, naming the field (it used to become now)', async () => {
+    const file = await testFile(
+      `cases:\n  - name: x\n${COMPLAINT.replace('"2026-11-23T03:15:00Z"', '"2026-02-30T03:15:00Z"')}\n    expect: { no_action: true }\n`,
+    );
+    const result = await runRuleTestFile(file);
+    expect(result.cases[0]?.error).toMatch(
+      /: cases\[0\]\.event: timestamp: "2026-02-30T03:15:00Z" is not a time: write ISO-8601 with a zone/,
+    );
+    expect(formatTestResults([result]).failed).toBe(1);
+  });
+
   it('reports an event file that is missing on its case', async () => {
     const file = await testFile(
       'cases:\n  - name: x\n    event_file: nope.json\n    expect: { no_action: true }\n',

@@ -141,6 +141,19 @@ ${WARN}`);
       `  - name: w\n    on: window_closing\n    before: 1h\n    then: [ { after: 5m, then: [ { need_human: true } ] } ]\n`,
       'a window_closing rule is already a timer',
     ],
+    // Issue 30: `before: 0` (a bare number) was refused and `before: 0s` passed; both are refused.
+    [
+      `  - name: w\n    on: window_closing\n    before: 0s\n    then: [ { need_human: true } ]\n`,
+      'rules.0.before: 0 fires when the reply window has already closed: give a duration above 0',
+    ],
+    [
+      `  - name: w\n    on: window_closing\n    before: 0ms\n    then: [ { need_human: true } ]\n`,
+      'rules.0.before: 0 fires when the reply window has already closed',
+    ],
+    [
+      `  - name: w\n    on: window_closing\n    before: 0\n    then: [ { need_human: true } ]\n`,
+      'rules.0.before: expected a duration such as 500ms',
+    ],
   ])('validate refuses %#', (yaml, message) => {
     expect(problemsOf(yaml).join('\n')).toContain(message);
   });
