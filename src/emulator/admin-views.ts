@@ -21,6 +21,11 @@ export interface ApiRequestRecord {
   readonly authenticated: boolean;
   /** The auth scheme used, or why authentication failed (never a secret). */
   readonly auth: string;
+  /**
+   * Which credentials were presented: `current` (in force), `rotated` (those an auth storm
+   * replaced: a client that still holds the old secret), `invalid`; null when not checked.
+   */
+  readonly credential: 'current' | 'rotated' | 'invalid' | null;
   /** HTTP status answered; null when the connection was dropped. */
   readonly httpStatus: number | null;
   /** `rc` of an error body; null on success. */

@@ -67,6 +67,7 @@ function needHumanCall(conversationId: string, ok = true): ApiRequestRecord {
     endpoint: 'needHuman',
     authenticated: true,
     auth: 'headers',
+    credential: 'current',
     httpStatus: ok ? 200 : 503,
     rc: ok ? null : 503,
     errorMsg: ok ? null : 'injected',
