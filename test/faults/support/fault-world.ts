@@ -24,6 +24,7 @@ import {
   writeTempConfig,
 } from '../../support/bridge-harness.js';
 import { type EmulatorProcess, startEmulatorProcess } from './emulator-process.js';
+import { FaultSuiteError } from './fault-suite-error.js';
 import { waitUntil } from './wait-until.js';
 
 export const FAULTS = {
@@ -358,11 +359,8 @@ export async function createFaultWorld(options: FaultWorldOptions) {
           const rows = (await pipeline.exec()) ?? [];
           jobKeys.forEach((key, i) => {
             const [started, data] = (rows[i]?.[1] ?? []) as (string | null)[];
-            stats.push({
-              id: key.slice(jobPrefix.length),
-              started: Number(started ?? 0),
-              failedRuns: mostFailures(data ?? null),
-            });
+            const id = key.slice(jobPrefix.length);
+            stats.push({ id, started: Number(started ?? 0), failedRuns: mostFailures(id, data ?? null) });
           });
           cursor = next;
           if (cursor === '0') break;
@@ -405,15 +403,29 @@ export async function createFaultWorld(options: FaultWorldOptions) {
 export type FaultWorld = Awaited<ReturnType<typeof createFaultWorld>>;
 export type { CrmSink };
 
-/** The most failed runs of one event of a batch job, from the job's data (0 when none or unreadable). */
-function mostFailures(data: string | null): number {
-  if (data === null) return 0;
+/**
+ * The most failed runs of one event of a batch job, from the job's data (0 when no event failed).
+ * Data that cannot be read throws: a figure of 0 from a misread job once hid how close a row came
+ * to its attempts (issue 30).
+ */
+export function mostFailures(jobId: string, data: string | null): number {
+  if (data === null) throw new FaultSuiteError('JOB_DATA', `job ${jobId} has no data field`);
   let json: unknown;
   try {
     json = JSON.parse(data);
-  } catch {
-    return 0;
+  } catch (error) {
+    throw new FaultSuiteError('JOB_DATA', `job ${jobId}: its data is not JSON (${data.slice(0, 80)})`, {
+      cause: error,
+    });
   }
   const parsed = EventBatchDataSchema.safeParse(json);
-  return parsed.success ? Math.max(0, ...Object.values(parsed.data.failures ?? {})) : 0;
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new FaultSuiteError(
+      'JOB_DATA',
+      `job ${jobId}: its data is not an events batch (${issue?.path.join('.') || '(root)'}: ${issue?.message})`,
+      { cause: parsed.error },
+    );
+  }
+  return Math.max(0, ...Object.values(parsed.data.failures ?? {}));
 }
