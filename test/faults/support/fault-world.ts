@@ -257,12 +257,13 @@ export async function createFaultWorld(options: FaultWorldOptions) {
         }
       });
     }
-    const launch = async (mode: BridgeMode) => {
+    /** Starts one more bridge process; `extraEnv` on top of the world's (e.g. a test clock offset). */
+    const launch = async (mode: BridgeMode, extraEnv: Record<string, string> = {}) => {
       const port = mode === 'work' && options.workMetrics ? await findFreePort() : undefined;
       const bridge = await spawnBridge(
         mode,
         file.path,
-        env,
+        { ...env, ...extraEnv },
         port === undefined ? [] : ['--port', String(port)],
       );
       bridges.push(bridge);
