@@ -65,6 +65,7 @@ const RequestSchema = z.looseObject({
   path: z.string(),
   endpoint: z.string().nullable(),
   authenticated: z.boolean(),
+  credential: z.enum(['current', 'rotated', 'invalid']).nullable(),
   httpStatus: z.number().nullable(),
   rc: z.number().nullable(),
   errorMsg: z.string().nullable(),
