@@ -38,6 +38,9 @@ export const FAULTS = {
 
 export type BridgeMode = 'start' | 'serve' | 'work';
 
+/** How long the queues and the platform's deliveries must stay idle before a row counts actions. */
+const QUIET_MS = 3_000;
+
 /**
  * The Redis a world runs on. Every topology keeps the append-only file on. `single` (the default,
  * scenarios 1-6): one private redis-server, `redis.url` in the config. `sentinel`: a primary with
@@ -321,7 +324,8 @@ export async function createFaultWorld(options: FaultWorldOptions) {
       },
       /**
        * Waits until the platform has nothing left to deliver and the bridge nothing left to do, and
-       * both stay so for a moment (a retried webhook may still be on its way).
+       * both stay so for QUIET_MS (a retried webhook may still be on its way). Every "exactly once"
+       * check of the suite runs after this: a late duplicate would have landed by then.
        */
       async settle(timeoutMs: number, what: string): Promise<void> {
         let quietSince: number | null = null;
@@ -336,7 +340,7 @@ export async function createFaultWorld(options: FaultWorldOptions) {
               return false;
             }
             quietSince ??= Date.now();
-            return Date.now() - quietSince >= 1_500;
+            return Date.now() - quietSince >= QUIET_MS;
           },
           { timeoutMs, intervalMs: 500, what },
         );
