@@ -31,6 +31,11 @@ export interface ApiRequestRecord {
   /** `rc` of an error body; null on success. */
   readonly rc: number | null;
   readonly errorMsg: string | null;
+  /**
+   * The caller had closed its connection by the time the answer was ready (e.g. its process was
+   * killed while the platform acted): the operation was done, the caller never heard so.
+   */
+  readonly callerGone: boolean;
   /** Ids of the injected faults that fired on it. */
   readonly faults: readonly string[];
   /** The parsed JSON body of a POST (null otherwise). */

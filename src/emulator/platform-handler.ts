@@ -89,6 +89,7 @@ export function createPlatformHandler(businesses: EmulatorBusinesses, closing: A
         httpStatus: fields.reply?.httpStatus ?? null,
         rc: fields.reply?.rc ?? null,
         errorMsg: fields.reply?.errorMsg ?? null,
+        callerGone: req.socket.destroyed,
         faults: fields.faults,
         body: fields.body,
         durationMs: Math.round((performance.now() - started) * 10) / 10,
@@ -128,9 +129,9 @@ export function createPlatformHandler(businesses: EmulatorBusinesses, closing: A
       const failure = plan.failure;
       if (!failure) return;
       const reply = faultReply(context.form, route.endpoint, failure);
+      record({ authenticated, auth, credential, reply: reply ?? null, faults: plan.fired, body });
       if (reply) send(res, reply);
       else req.socket.destroy();
-      record({ authenticated, auth, credential, reply: reply ?? null, faults: plan.fired, body });
     };
 
     await wait(plan.latencyBeforeMs);
@@ -145,7 +146,7 @@ export function createPlatformHandler(businesses: EmulatorBusinesses, closing: A
       fail(gate.authenticated, gate.auth, gate.credential);
       return;
     }
-    send(res, reply);
+    // Recorded before the answer is written, so `callerGone` says whether the caller was still there.
     record({
       authenticated: gate.authenticated,
       auth: gate.auth,
@@ -154,5 +155,6 @@ export function createPlatformHandler(businesses: EmulatorBusinesses, closing: A
       faults: plan.fired,
       body,
     });
+    send(res, reply);
   };
 }

@@ -69,6 +69,7 @@ const RequestSchema = z.looseObject({
   httpStatus: z.number().nullable(),
   rc: z.number().nullable(),
   errorMsg: z.string().nullable(),
+  callerGone: z.boolean(),
   faults: z.array(z.string()),
   body: z.unknown(),
   durationMs: z.number(),

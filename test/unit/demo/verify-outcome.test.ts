@@ -68,6 +68,7 @@ function needHumanCall(conversationId: string, ok = true): ApiRequestRecord {
     authenticated: true,
     auth: 'headers',
     credential: 'current',
+    callerGone: false,
     httpStatus: ok ? 200 : 503,
     rc: ok ? null : 503,
     errorMsg: ok ? null : 'injected',
