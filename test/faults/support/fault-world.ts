@@ -1,6 +1,9 @@
+import { execFile } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Queue } from 'bullmq';
+import { z } from 'zod';
 import { EventBatchDataSchema } from '../../../src/queue/event-job.js';
 import { createKeyLayout, type KeyLayout } from '../../../src/queue/key-layout.js';
 import { type BridgeKeys, QUEUE_NAMES } from '../../../src/queue/redis-keys.js';
@@ -37,6 +40,21 @@ export const FAULTS = {
 } as const;
 
 export type BridgeMode = 'start' | 'serve' | 'work';
+
+const execFileAsync = promisify(execFile);
+const CLI = join(process.cwd(), 'dist', 'cli.js');
+
+/** What the suite reads of one entry of `dlq list --json` (the rest is kept, unread). */
+const DeadLetterListingSchema = z.looseObject({
+  id: z.string(),
+  code: z.string().optional(),
+  reason: z.string().optional(),
+  conversationId: z.string().nullable().optional(),
+  actions: z
+    .array(z.looseObject({ id: z.string(), state: z.string(), detail: z.string().optional() }))
+    .optional(),
+});
+export type DeadLetterListing = z.infer<typeof DeadLetterListingSchema>;
 
 /** How long the queues and the platform's deliveries must stay idle before a row counts actions. */
 const QUIET_MS = 3_000;
@@ -372,30 +390,41 @@ export async function createFaultWorld(options: FaultWorldOptions) {
         }
         return stats;
       },
+      /**
+       * The dead letters as an operator sees them: `convo-bridge dlq list --json` run from the build
+       * with the world's config and environment, as a user runs it.
+       */
+      async dlqList(): Promise<DeadLetterListing[]> {
+        const { stdout } = await execFileAsync(
+          process.execPath,
+          [CLI, 'dlq', 'list', '--config', file.path, '--json', '--limit', '10000'],
+          { env: { ...process.env, ...env }, timeout: 30_000, maxBuffer: 64 * 1024 * 1024 },
+        ).catch((error: unknown) => {
+          throw new FaultSuiteError('DLQ_LIST', '`convo-bridge dlq list --json` failed', { cause: error });
+        });
+        const parsed = DeadLetterListingSchema.array().safeParse(JSON.parse(stdout));
+        if (!parsed.success) {
+          throw new FaultSuiteError(
+            'DLQ_LIST',
+            `\`dlq list --json\` printed an unexpected shape: ${stdout.slice(0, 200)}`,
+            {
+              cause: parsed.error,
+            },
+          );
+        }
+        return parsed.data;
+      },
       async deadLetters(): Promise<number> {
-        return redis.zcard(keys.deadIndex);
+        return (await world.dlqList()).length;
       },
       /** `conversation: code: reason (actions)` of a few dead letters, for a failure's problem list. */
       async deadLetterReasons(limit = 3): Promise<string[]> {
-        const ids = await redis.zrange(keys.deadIndex, 0, limit - 1);
-        const out: string[] = [];
-        for (const id of ids) {
-          const raw = await redis.get(keys.dead(id));
-          if (!raw) continue;
-          const entry = JSON.parse(raw) as {
-            conversationId?: string | null;
-            code?: string;
-            reason?: string;
-            actions?: { id: string; state: string; detail?: string }[];
-          };
+        return (await world.dlqList()).slice(0, limit).map((entry) => {
           const actions = (entry.actions ?? []).map(
             (a) => `${a.id} ${a.state}${a.detail ? ` (${a.detail})` : ''}`,
           );
-          out.push(
-            `${entry.conversationId ?? '-'}: ${entry.code ?? '?'}: ${entry.reason ?? '?'} [${actions.join('; ')}]`,
-          );
-        }
-        return out;
+          return `${entry.conversationId ?? '-'}: ${entry.code ?? '?'}: ${entry.reason ?? '?'} [${actions.join('; ')}]`;
+        });
       },
       close: cleanup,
     };
