@@ -17,11 +17,7 @@ describe('mostFailures (row 4 worst case, read from a batch job)', () => {
     ['no data field', null, /job b-9 has no data field/],
     ['data that is not JSON', '{"events": [', /job b-9: its data is not JSON/],
     ['data that is not a batch', '{"event": {}}', /job b-9: its data is not an events batch \(events:/],
-    [
-      'failures that are not counts',
-      batch({ 'e-1': -1 }),
-      /not an events batch \(failures/,
-    ],
+    ['failures that are not counts', batch({ 'e-1': -1 }), /not an events batch \(failures/],
   ])('throws on %s', (_case, data, message) => {
     expect(() => mostFailures('b-9', data)).toThrow(message);
   });
