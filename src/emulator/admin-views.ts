@@ -21,11 +21,21 @@ export interface ApiRequestRecord {
   readonly authenticated: boolean;
   /** The auth scheme used, or why authentication failed (never a secret). */
   readonly auth: string;
+  /**
+   * Which credentials were presented: `current` (in force), `rotated` (those an auth storm
+   * replaced: a client that still holds the old secret), `invalid`; null when not checked.
+   */
+  readonly credential: 'current' | 'rotated' | 'invalid' | null;
   /** HTTP status answered; null when the connection was dropped. */
   readonly httpStatus: number | null;
   /** `rc` of an error body; null on success. */
   readonly rc: number | null;
   readonly errorMsg: string | null;
+  /**
+   * The caller had closed its connection by the time the answer was ready (e.g. its process was
+   * killed while the platform acted): the operation was done, the caller never heard so.
+   */
+  readonly callerGone: boolean;
   /** Ids of the injected faults that fired on it. */
   readonly faults: readonly string[];
   /** The parsed JSON body of a POST (null otherwise). */

@@ -148,6 +148,10 @@ export class EmulatorAdmin {
       form: options.form,
       state: this.state,
       credentials: () => this.credentials(),
+      rotatedCredentials: () =>
+        this.stormSecret === undefined
+          ? undefined
+          : { businessId: this.account.id, secret: this.account.secret },
       rateLimit: options.rateLimit,
       limiter: this.limiter,
       now: options.now,

@@ -42,6 +42,8 @@ export interface PlatformContext {
   readonly state: EmulatorState;
   /** The credentials in force (an auth storm replaces the secret). */
   readonly credentials: () => PlatformCredentials;
+  /** During an auth storm, the credentials it rotated away (the ones a client still holds). */
+  readonly rotatedCredentials: () => PlatformCredentials | undefined;
   readonly rateLimit: RateLimitConfig | undefined;
   readonly limiter: SlidingWindowLimiter;
   readonly now: () => number;
@@ -61,10 +63,17 @@ export interface PlatformRequest {
   readonly remoteAddress: string;
 }
 
+/**
+ * Which credentials a request presented (never the secret itself): those in force, those an auth
+ * storm rotated away (a client that has not been told yet), or neither; null when not checked.
+ */
+export type PresentedCredential = 'current' | 'rotated' | 'invalid';
+
 export interface GateResult {
   readonly authenticated: boolean;
   /** The auth scheme used, or why authentication failed (never a secret). */
   readonly auth: string;
+  readonly credential: PresentedCredential | null;
   /** The reply that ends the request here (401 or 429), if any. */
   readonly reject: ApiReply | undefined;
 }
@@ -72,12 +81,19 @@ export interface GateResult {
 /** Authentication and the rate limit. The health check needs neither; `GET /version` needs no credentials. */
 export function gatePlatformRequest(context: PlatformContext, request: PlatformRequest): GateResult {
   const { endpoint } = request.route;
-  if (endpoint === 'health') return { authenticated: false, auth: 'not required', reject: undefined };
+  if (endpoint === 'health') {
+    return { authenticated: false, auth: 'not required', credential: null, reject: undefined };
+  }
   const credentials = context.credentials();
-  const verdict = authenticateRequest(context.form, request.headers, credentials, {
-    allowMerchantHeaders: endpoint === 'history',
-  });
+  const options = { allowMerchantHeaders: endpoint === 'history' };
+  const verdict = authenticateRequest(context.form, request.headers, credentials, options);
   const auth = verdict.ok ? verdict.scheme : verdict.reason;
+  const rotated = verdict.ok ? undefined : context.rotatedCredentials();
+  const credential: PresentedCredential = verdict.ok
+    ? 'current'
+    : rotated !== undefined && authenticateRequest(context.form, request.headers, rotated, options).ok
+      ? 'rotated'
+      : 'invalid';
   if (context.rateLimit) {
     // Per client identity: the business for valid credentials, the address otherwise.
     const identity = verdict.ok ? `business:${credentials.businessId}` : `address:${request.remoteAddress}`;
@@ -87,18 +103,23 @@ export function gatePlatformRequest(context: PlatformContext, request: PlatformR
       const reject = apiError(context.form, 429, TOO_MANY_REQUESTS_TEXT, {
         headers: { 'retry-after': String(decision.retryAfterSeconds) },
       });
-      return { authenticated: verdict.ok, auth, reject };
+      return { authenticated: verdict.ok, auth, credential, reject };
     }
   }
   if (!verdict.ok && endpoint !== 'version') {
-    return { authenticated: false, auth, reject: apiError(context.form, 401, INVALID_DATA_TEXT) };
+    return { authenticated: false, auth, credential, reject: apiError(context.form, 401, INVALID_DATA_TEXT) };
   }
   // Interface, "What the service does" 5: the API depends on the plan; "Errors": 403 insufficient
   // permission. Checked after authentication (who asks must be known before what they may do).
   if (verdict.ok && endpoint !== 'version' && !context.apiFeature()) {
-    return { authenticated: true, auth, reject: apiError(context.form, 403, NO_API_FEATURE_TEXT) };
+    return {
+      authenticated: true,
+      auth,
+      credential,
+      reject: apiError(context.form, 403, NO_API_FEATURE_TEXT),
+    };
   }
-  return { authenticated: verdict.ok, auth, reject: undefined };
+  return { authenticated: verdict.ok, auth, credential, reject: undefined };
 }
 
 export function executePlatformOperation(context: PlatformContext, request: PlatformRequest): ApiReply {

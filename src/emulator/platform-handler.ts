@@ -7,6 +7,7 @@ import type { EmulatorBusinesses } from './emulator-businesses.js';
 import {
   executePlatformOperation,
   faultReply,
+  type GateResult,
   gatePlatformRequest,
   type PlatformRequest,
 } from './platform-api.js';
@@ -72,6 +73,7 @@ export function createPlatformHandler(businesses: EmulatorBusinesses, closing: A
     const record = (fields: {
       authenticated: boolean;
       auth: string;
+      credential?: GateResult['credential'];
       reply: ApiReply | null;
       faults: readonly string[];
       body: unknown;
@@ -83,9 +85,11 @@ export function createPlatformHandler(businesses: EmulatorBusinesses, closing: A
         endpoint: route?.endpoint ?? null,
         authenticated: fields.authenticated,
         auth: fields.auth,
+        credential: fields.credential ?? null,
         httpStatus: fields.reply?.httpStatus ?? null,
         rc: fields.reply?.rc ?? null,
         errorMsg: fields.reply?.errorMsg ?? null,
+        callerGone: req.socket.destroyed,
         faults: fields.faults,
         body: fields.body,
         durationMs: Math.round((performance.now() - started) * 10) / 10,
@@ -117,13 +121,17 @@ export function createPlatformHandler(businesses: EmulatorBusinesses, closing: A
     };
 
     const plan = businesses.decideFaults(admin, route.endpoint);
-    const fail = (authenticated: boolean, auth: string): void => {
+    const fail = (
+      authenticated: boolean,
+      auth: string,
+      credential: GateResult['credential'] = null,
+    ): void => {
       const failure = plan.failure;
       if (!failure) return;
       const reply = faultReply(context.form, route.endpoint, failure);
+      record({ authenticated, auth, credential, reply: reply ?? null, faults: plan.fired, body });
       if (reply) send(res, reply);
       else req.socket.destroy();
-      record({ authenticated, auth, reply: reply ?? null, faults: plan.fired, body });
     };
 
     await wait(plan.latencyBeforeMs);
@@ -135,10 +143,18 @@ export function createPlatformHandler(businesses: EmulatorBusinesses, closing: A
     const reply = gate.reject ?? executePlatformOperation(context, request);
     await wait(plan.latencyAfterMs);
     if (plan.failure?.mode === 'after') {
-      fail(gate.authenticated, gate.auth);
+      fail(gate.authenticated, gate.auth, gate.credential);
       return;
     }
+    // Recorded before the answer is written, so `callerGone` says whether the caller was still there.
+    record({
+      authenticated: gate.authenticated,
+      auth: gate.auth,
+      credential: gate.credential,
+      reply,
+      faults: plan.fired,
+      body,
+    });
     send(res, reply);
-    record({ authenticated: gate.authenticated, auth: gate.auth, reply, faults: plan.fired, body });
   };
 }

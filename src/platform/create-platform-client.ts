@@ -22,6 +22,11 @@ export interface SendMessageOptions {
    * instant the send is refused with ReplyWindowClosedError, without calling the platform.
    */
   windowClosesAt?: Date | undefined;
+  /**
+   * The clock `windowClosesAt` is judged by: the caller's, which computed it (default: the system
+   * clock). A worker whose clock is shifted for a test must not have its guard read another one.
+   */
+  now?: (() => Date) | undefined;
 }
 
 export interface IterateMessagesOptions {
@@ -107,7 +112,7 @@ export function createPlatformClient(input: PlatformClientOptions): PlatformClie
         if (!(closesAt instanceof Date) || Number.isNaN(closesAt.getTime())) {
           throw invalidOption('sendMessage', 'windowClosesAt must be a valid Date');
         }
-        const now = new Date();
+        const now = sendOptions.now?.() ?? new Date();
         if (now.getTime() >= closesAt.getTime()) {
           throw new ReplyWindowClosedError(String(message.conversationId), closesAt, now);
         }

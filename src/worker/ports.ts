@@ -31,7 +31,8 @@ export interface MediaPayload {
 export interface PlatformPort {
   sendMessage(
     input: { conversationId: string; text?: string; media?: MediaPayload; replyToMessageId?: string },
-    options?: { windowClosesAt?: Date },
+    /** `now`: the worker's clock, by which `windowClosesAt` is judged. */
+    options?: { windowClosesAt?: Date; now?: () => Date },
   ): Promise<{ messageId?: string | undefined }>;
   addNote(conversationId: string, note: string): Promise<{ messageId?: string | undefined }>;
   markNeedHuman(conversationId: string): Promise<void>;

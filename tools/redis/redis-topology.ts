@@ -121,9 +121,16 @@ export interface RedisSentinelHandle {
   killNode(port: number, signal?: NodeJS.Signals): Promise<void>;
   /**
    * Starts a killed node again. A data node comes back as a replica of the primary the sentinels
-   * name now and resolves once its link to it is up and every sentinel sees it reachable.
+   * name now and resolves once it has rejoined (`waitForRejoin`: the sentinels may elect it again
+   * meanwhile).
    */
   restartNode(port: number): Promise<void>;
+  /**
+   * Resolves once data node `port` is back in the setup, whichever primary the sentinels elected
+   * meanwhile: every running sentinel names the same primary, and the node is that primary
+   * (answering ROLE master) or a replica with a live link to it that every sentinel sees.
+   */
+  waitForRejoin(port: number, timeoutMs?: number): Promise<void>;
   /**
    * Resolves when every running sentinel names a primary other than `oldPrimaryPort`, and that
    * node answers ROLE as master and accepts a write. Resolves with the new primary.
@@ -566,6 +573,48 @@ export async function startRedisSentinel(options: RedisSentinelOptions = {}): Pr
     return true;
   };
 
+  /**
+   * A restarted data node is back in the setup: the sentinels agree on a primary, and the node is
+   * that primary (answering ROLE master) or a replica with a live link to it. Never a fixed role:
+   * the sentinels may elect the restarted node itself (issue 30).
+   */
+  const rejoined = async (port: number): Promise<boolean> => {
+    const current = await agreedPrimary();
+    if (current.port !== port) {
+      await linkUp(port, current.port);
+      return sentinelsSee([port]);
+    }
+    const role = (await adminCall(port, ['ROLE'], auth)) as unknown[];
+    if (role[0] !== 'master')
+      throw new Error(`the sentinels name node ${port}, which answers ROLE ${String(role[0])}`);
+    return sentinelsSee([]);
+  };
+
+  const waitForRejoin = async (port: number, timeoutMs = 30_000): Promise<void> => {
+    await waitUntil(
+      `node ${port} to rejoin (a replica of the current primary, or that primary)`,
+      timeoutMs,
+      () => rejoined(port),
+    );
+  };
+
+  /** The primary every running sentinel names (they may disagree for a moment during a failover). */
+  const agreedPrimary = async (): Promise<RedisAddress> => {
+    const named = await Promise.all(
+      sentinelNodes
+        .filter((node) => node.running)
+        .map(async (node) =>
+          toAddress(await adminCall(node.port, ['SENTINEL', 'get-master-addr-by-name', name], sentinelAuth)),
+        ),
+    );
+    const first = named[0];
+    if (!first) throw new Error('no sentinel is running');
+    if (named.some((address) => address.port !== first.port)) {
+      throw new Error(`the sentinels name different primaries: ${named.map((a) => a.port).join(', ')}`);
+    }
+    return first;
+  };
+
   const sentinels: RedisAddress[] = [];
   try {
     const taken = new Set<number>();
@@ -695,31 +744,17 @@ export async function startRedisSentinel(options: RedisSentinelOptions = {}): Pr
       // writes for the ~8 s a sentinel waits before converting it; start it as a replica instead.
       await node.start(['--replicaof', HOST, String(current.port)]);
       // The primary is asked again on every probe: on a loaded machine the sentinels may fail over
-      // once more meanwhile (a slow answer looks like a dead primary) and point this node elsewhere.
-      await waitUntil(`node ${port} to replicate from the current primary`, 30_000, async () => {
-        await linkUp(port, (await primary()).port);
-        return sentinelsSee([port]);
-      });
+      // once more meanwhile (a slow answer looks like a dead primary) and point this node elsewhere,
+      // or elect this very node (a full run once waited 30 s for "node P is not a replica of P").
+      // Whichever primary they name, the node is back once it is that primary or replicates from it.
+      await waitForRejoin(port);
     },
     async waitForFailover(oldPrimaryPort, timeoutMs = 30_000) {
       return waitUntil(
         `the sentinels to promote a replica in place of ${oldPrimaryPort}`,
         timeoutMs,
         async () => {
-          const named = await Promise.all(
-            sentinelNodes
-              .filter((node) => node.running)
-              .map(async (node) =>
-                toAddress(
-                  await adminCall(node.port, ['SENTINEL', 'get-master-addr-by-name', name], sentinelAuth),
-                ),
-              ),
-          );
-          const first = named[0];
-          if (!first) throw new Error('no sentinel is running');
-          if (named.some((address) => address.port !== first.port)) {
-            throw new Error(`the sentinels name different primaries: ${named.map((a) => a.port).join(', ')}`);
-          }
+          const first = await agreedPrimary();
           if (first.port === oldPrimaryPort) throw new Error(`the sentinels still name ${oldPrimaryPort}`);
           const role = (await adminCall(first.port, ['ROLE'], auth)) as unknown[];
           if (role[0] !== 'master') throw new Error(`node ${first.port} answers ROLE ${String(role[0])}`);
@@ -728,6 +763,7 @@ export async function startRedisSentinel(options: RedisSentinelOptions = {}): Pr
         },
       );
     },
+    waitForRejoin,
     pids: () => pidsOf(spawned),
     saveLogs: (dest: string) => copyLogs(root, dest),
     stop,

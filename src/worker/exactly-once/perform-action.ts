@@ -43,11 +43,13 @@ export async function perform(action: PlannedAction, ctx: ExecutionContext): Pro
         ctx.safetyMarginMs,
       );
       // Closed since the check a moment ago: the client's guard refuses it (handled as window-closed).
+      // Judged by the worker's clock, the one the verdict used (issue 30: a guard on the system
+      // clock refused sends the worker's shifted test clock had found in time).
       const guard = verdict.send
         ? verdict.guardUntil
-          ? { windowClosesAt: verdict.guardUntil }
+          ? { windowClosesAt: verdict.guardUntil, now: ctx.now }
           : undefined
-        : { windowClosesAt: now };
+        : { windowClosesAt: now, now: ctx.now };
       // The earlier form requires `text` with media too; the current form ignores text when media
       // is present, so the caption (or name, or URL) goes along in both.
       const input =

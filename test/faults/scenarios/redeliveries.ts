@@ -1,7 +1,6 @@
 import { createSeededRandom } from '../../../src/emulator/seeded-random.js';
-import { eventRun } from '../../support/event-runs.js';
 import type { AdminDelivery } from '../support/admin-client.js';
-import { eventKeyOf, type SentMessage } from '../support/expectations.js';
+import type { SentMessage } from '../support/expectations.js';
 import { createFaultWorld, FAULTS, type FaultWorld } from '../support/fault-world.js';
 import { metricValue, readMetrics } from '../support/receiver-metrics.js';
 import { check, type Scenario } from '../support/scenario.js';
@@ -14,7 +13,10 @@ interface Redelivery {
   message: SentMessage;
   delivery: AdminDelivery;
   copies: Copies;
-  /** The original's job had already completed when the copies were sent. */
+  /**
+   * Sent once the platform showed every action of every event (all processing finished, seen
+   * from outside), not while the backlog was being worked on.
+   */
   afterDone: boolean;
 }
 
@@ -72,15 +74,14 @@ export const redeliveries: Scenario = {
         .map((entry) => entry.message);
       const kinds: Copies[] = ['twice', 'twice', 'twice', 'twice', 'four times', 'four times', 'four times'];
       const plans: Redelivery[] = [];
-      const completed = `${FAULTS.prefix}:events:completed`;
       const direct: { acked: boolean; outcome: string }[] = [];
       let emulatorCopies = 0;
+      let processingDone = false;
       const redeliver = async (message: SentMessage, i: number) => {
         const delivery = byMessage.get(message.messageId);
         if (!delivery) throw new Error(`no delivery recorded for message ${message.messageId}`);
         const copies: Copies = kinds[i % 10] ?? 'four at once';
-        const run = await eventRun(world.redis, world.keys, FAULTS.prefix, eventKeyOf(message));
-        const afterDone = run !== undefined && (await world.redis.zscore(completed, run.jobId)) !== null;
+        const afterDone = processingDone;
         plans.push({ message, delivery, copies, afterDone });
         if (copies === 'four at once') {
           direct.push(...(await Promise.all([1, 2, 3].map(() => postCopy(world, delivery.payload)))));
@@ -94,6 +95,11 @@ export const redeliveries: Scenario = {
       const half = Math.ceil(chosen.length / 2);
       await mapLimit(chosen.slice(0, half), 8, redeliver);
       await world.settle(60_000 + events * 60, 'the bridge to finish the backlog');
+      // Processing has finished when the platform and the CRM show every action of every event;
+      // the second half of the copies goes out only then.
+      const before = await verifyActions(world, sent, 'closed');
+      const missingBefore = before.tally.missing + before.forwards.missing;
+      processingDone = missingBefore === 0;
       await mapLimit(chosen.slice(half), 8, (message, i) => redeliver(message, i + half));
       log(
         `${chosen.length} events redelivered (${emulatorCopies} by the emulator, ${direct.length} posted at once)`,
@@ -146,8 +152,30 @@ export const redeliveries: Scenario = {
       );
       check(
         problems,
-        duplicates >= emulatorCopies + direct.length,
-        `receiver counted ${duplicates} duplicates, fewer than the ${emulatorCopies + direct.length} copies sent`,
+        duplicates === emulatorCopies + direct.length,
+        `receiver counted ${duplicates} duplicates for the ${emulatorCopies + direct.length} copies sent`,
+      );
+      // From outside: every original delivery acknowledged at its first attempt, so each event
+      // was stored once (its actions, checked above, were done once).
+      const originals = after.filter((d) => d.redeliveryOf === null);
+      const ackedFirstTime = originals.filter(
+        (d) => d.state === 'delivered' && d.attempts.length === 1,
+      ).length;
+      check(
+        problems,
+        originals.length === sent.length && ackedFirstTime === sent.length,
+        `${ackedFirstTime} of ${sent.length} events acknowledged at their first delivery (${originals.length} delivered)`,
+      );
+      check(
+        problems,
+        missingBefore === 0,
+        `${missingBefore} actions were still missing when the late copies were due: they did not arrive after processing`,
+      );
+      const late = plans.filter((p) => p.afterDone).length;
+      check(
+        problems,
+        late === chosen.length - half,
+        `${late} events redelivered after processing had finished, expected ${chosen.length - half}`,
       );
       check(
         problems,

@@ -201,7 +201,9 @@ async function runFailover(
     log(`replica promoted ${promotedAt - killedAt} ms after the kill`);
     await topology.restart(world, killed.port);
     const rejoinedAt = Date.now();
-    log(`killed node ${killed.port} back as a replica ${rejoinedAt - killedAt} ms after the kill`);
+    log(
+      `killed node ${killed.port} back (a replica of the elected primary, or elected itself) ${rejoinedAt - killedAt} ms after the kill`,
+    );
     await firstWave;
     await sending;
     await redeliver([...chosen].filter((index) => !redeliveredIndexes.has(index)));
@@ -270,7 +272,7 @@ async function runFailover(
       figures: {
         'primary killed': `${killed.port} after ${Math.round((killedAt - sendStarted) / 1000)} s of traffic (shards ${[...killed.shards].join(',')}${killed.globalKeys ? ' + global keys' : ''})`,
         'replica promoted after': seconds(promotedAt - killedAt),
-        'killed node back as replica after': seconds(rejoinedAt - killedAt),
+        'killed node back after': seconds(rejoinedAt - killedAt),
         'failover seen by the bridge (first 503 to first 200)': seenMs === null ? 'never' : seconds(seenMs),
         '503 answers': `${unavailable.length} (p50 ${percentile(answerTimes, 50)} ms, max ${Math.max(0, ...answerTimes)} ms; last ${last503 ? seconds(ms(last503.at) - killedAt) : '-'} after the kill; other shards ${elsewhere503})`,
         'no answer': noAnswer.length,

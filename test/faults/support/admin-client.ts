@@ -65,9 +65,11 @@ const RequestSchema = z.looseObject({
   path: z.string(),
   endpoint: z.string().nullable(),
   authenticated: z.boolean(),
+  credential: z.enum(['current', 'rotated', 'invalid']).nullable(),
   httpStatus: z.number().nullable(),
   rc: z.number().nullable(),
   errorMsg: z.string().nullable(),
+  callerGone: z.boolean(),
   faults: z.array(z.string()),
   body: z.unknown(),
   durationMs: z.number(),
@@ -196,8 +198,10 @@ export class AdminClient {
     return this.call('POST', `/deliveries/${encodeURIComponent(id)}/redeliver`, DeliverySchema);
   }
 
-  async requests(): Promise<AdminRequest[]> {
-    const out = await this.call('GET', '/requests', z.looseObject({ requests: z.array(RequestSchema) }));
+  /** The request log, oldest first; `limit`: only the latest that many. */
+  async requests(limit?: number): Promise<AdminRequest[]> {
+    const path = limit === undefined ? '/requests' : `/requests?limit=${limit}`;
+    const out = await this.call('GET', path, z.looseObject({ requests: z.array(RequestSchema) }));
     return out.requests;
   }
 

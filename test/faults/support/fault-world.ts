@@ -1,6 +1,9 @@
+import { execFile } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Queue } from 'bullmq';
+import { z } from 'zod';
 import { EventBatchDataSchema } from '../../../src/queue/event-job.js';
 import { createKeyLayout, type KeyLayout } from '../../../src/queue/key-layout.js';
 import { type BridgeKeys, QUEUE_NAMES } from '../../../src/queue/redis-keys.js';
@@ -24,6 +27,7 @@ import {
   writeTempConfig,
 } from '../../support/bridge-harness.js';
 import { type EmulatorProcess, startEmulatorProcess } from './emulator-process.js';
+import { FaultSuiteError } from './fault-suite-error.js';
 import { waitUntil } from './wait-until.js';
 
 export const FAULTS = {
@@ -36,6 +40,24 @@ export const FAULTS = {
 } as const;
 
 export type BridgeMode = 'start' | 'serve' | 'work';
+
+const execFileAsync = promisify(execFile);
+const CLI = join(process.cwd(), 'dist', 'cli.js');
+
+/** What the suite reads of one entry of `dlq list --json` (the rest is kept, unread). */
+const DeadLetterListingSchema = z.looseObject({
+  id: z.string(),
+  code: z.string().optional(),
+  reason: z.string().optional(),
+  conversationId: z.string().nullable().optional(),
+  actions: z
+    .array(z.looseObject({ id: z.string(), state: z.string(), detail: z.string().optional() }))
+    .optional(),
+});
+export type DeadLetterListing = z.infer<typeof DeadLetterListingSchema>;
+
+/** How long the queues and the platform's deliveries must stay idle before a row counts actions. */
+const QUIET_MS = 3_000;
 
 /**
  * The Redis a world runs on. Every topology keeps the append-only file on. `single` (the default,
@@ -256,12 +278,13 @@ export async function createFaultWorld(options: FaultWorldOptions) {
         }
       });
     }
-    const launch = async (mode: BridgeMode) => {
+    /** Starts one more bridge process; `extraEnv` on top of the world's (e.g. a test clock offset). */
+    const launch = async (mode: BridgeMode, extraEnv: Record<string, string> = {}) => {
       const port = mode === 'work' && options.workMetrics ? await findFreePort() : undefined;
       const bridge = await spawnBridge(
         mode,
         file.path,
-        env,
+        { ...env, ...extraEnv },
         port === undefined ? [] : ['--port', String(port)],
       );
       bridges.push(bridge);
@@ -319,7 +342,8 @@ export async function createFaultWorld(options: FaultWorldOptions) {
       },
       /**
        * Waits until the platform has nothing left to deliver and the bridge nothing left to do, and
-       * both stay so for a moment (a retried webhook may still be on its way).
+       * both stay so for QUIET_MS (a retried webhook may still be on its way). Every "exactly once"
+       * check of the suite runs after this: a late duplicate would have landed by then.
        */
       async settle(timeoutMs: number, what: string): Promise<void> {
         let quietSince: number | null = null;
@@ -334,7 +358,7 @@ export async function createFaultWorld(options: FaultWorldOptions) {
               return false;
             }
             quietSince ??= Date.now();
-            return Date.now() - quietSince >= 1_500;
+            return Date.now() - quietSince >= QUIET_MS;
           },
           { timeoutMs, intervalMs: 500, what },
         );
@@ -358,41 +382,49 @@ export async function createFaultWorld(options: FaultWorldOptions) {
           const rows = (await pipeline.exec()) ?? [];
           jobKeys.forEach((key, i) => {
             const [started, data] = (rows[i]?.[1] ?? []) as (string | null)[];
-            stats.push({
-              id: key.slice(jobPrefix.length),
-              started: Number(started ?? 0),
-              failedRuns: mostFailures(data ?? null),
-            });
+            const id = key.slice(jobPrefix.length);
+            stats.push({ id, started: Number(started ?? 0), failedRuns: mostFailures(id, data ?? null) });
           });
           cursor = next;
           if (cursor === '0') break;
         }
         return stats;
       },
+      /**
+       * The dead letters as an operator sees them: `convo-bridge dlq list --json` run from the build
+       * with the world's config and environment, as a user runs it.
+       */
+      async dlqList(): Promise<DeadLetterListing[]> {
+        const { stdout } = await execFileAsync(
+          process.execPath,
+          [CLI, 'dlq', 'list', '--config', file.path, '--json', '--limit', '10000'],
+          { env: { ...process.env, ...env }, timeout: 30_000, maxBuffer: 64 * 1024 * 1024 },
+        ).catch((error: unknown) => {
+          throw new FaultSuiteError('DLQ_LIST', '`convo-bridge dlq list --json` failed', { cause: error });
+        });
+        const parsed = DeadLetterListingSchema.array().safeParse(JSON.parse(stdout));
+        if (!parsed.success) {
+          throw new FaultSuiteError(
+            'DLQ_LIST',
+            `\`dlq list --json\` printed an unexpected shape: ${stdout.slice(0, 200)}`,
+            {
+              cause: parsed.error,
+            },
+          );
+        }
+        return parsed.data;
+      },
       async deadLetters(): Promise<number> {
-        return redis.zcard(keys.deadIndex);
+        return (await world.dlqList()).length;
       },
       /** `conversation: code: reason (actions)` of a few dead letters, for a failure's problem list. */
       async deadLetterReasons(limit = 3): Promise<string[]> {
-        const ids = await redis.zrange(keys.deadIndex, 0, limit - 1);
-        const out: string[] = [];
-        for (const id of ids) {
-          const raw = await redis.get(keys.dead(id));
-          if (!raw) continue;
-          const entry = JSON.parse(raw) as {
-            conversationId?: string | null;
-            code?: string;
-            reason?: string;
-            actions?: { id: string; state: string; detail?: string }[];
-          };
+        return (await world.dlqList()).slice(0, limit).map((entry) => {
           const actions = (entry.actions ?? []).map(
             (a) => `${a.id} ${a.state}${a.detail ? ` (${a.detail})` : ''}`,
           );
-          out.push(
-            `${entry.conversationId ?? '-'}: ${entry.code ?? '?'}: ${entry.reason ?? '?'} [${actions.join('; ')}]`,
-          );
-        }
-        return out;
+          return `${entry.conversationId ?? '-'}: ${entry.code ?? '?'}: ${entry.reason ?? '?'} [${actions.join('; ')}]`;
+        });
       },
       close: cleanup,
     };
@@ -405,15 +437,29 @@ export async function createFaultWorld(options: FaultWorldOptions) {
 export type FaultWorld = Awaited<ReturnType<typeof createFaultWorld>>;
 export type { CrmSink };
 
-/** The most failed runs of one event of a batch job, from the job's data (0 when none or unreadable). */
-function mostFailures(data: string | null): number {
-  if (data === null) return 0;
+/**
+ * The most failed runs of one event of a batch job, from the job's data (0 when no event failed).
+ * Data that cannot be read throws: a figure of 0 from a misread job once hid how close a row came
+ * to its attempts (issue 30).
+ */
+export function mostFailures(jobId: string, data: string | null): number {
+  if (data === null) throw new FaultSuiteError('JOB_DATA', `job ${jobId} has no data field`);
   let json: unknown;
   try {
     json = JSON.parse(data);
-  } catch {
-    return 0;
+  } catch (error) {
+    throw new FaultSuiteError('JOB_DATA', `job ${jobId}: its data is not JSON (${data.slice(0, 80)})`, {
+      cause: error,
+    });
   }
   const parsed = EventBatchDataSchema.safeParse(json);
-  return parsed.success ? Math.max(0, ...Object.values(parsed.data.failures ?? {})) : 0;
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new FaultSuiteError(
+      'JOB_DATA',
+      `job ${jobId}: its data is not an events batch (${issue?.path.join('.') || '(root)'}: ${issue?.message})`,
+      { cause: parsed.error },
+    );
+  }
+  return Math.max(0, ...Object.values(parsed.data.failures ?? {}));
 }

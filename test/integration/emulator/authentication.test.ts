@@ -125,9 +125,22 @@ describe('authentication (real HTTP)', () => {
         const result = await call(current.url, 'GET', '/v1/conversation/need-human/total', { headers });
         expect(result.json).toEqual({ status: 0, rc: 401, error_msg: AUTH_TEXT });
       }
+      // The request log says whose credentials were refused (never the secret): the rotated-away
+      // ones, which a client that was not told still sends, apart from plain wrong ones.
+      await call(current.url, 'GET', '/v1/conversation/need-human/total', {
+        headers: { Business: BUSINESS_ID, Secret: 'wrong' },
+      });
+      expect(current.admin.requests(4).map((r) => [r.credential, r.httpStatus, r.rc])).toEqual([
+        ['rotated', 200, 401],
+        ['rotated', 200, 401],
+        ['rotated', 200, 401],
+        ['invalid', 200, 401],
+      ]);
       await call(current.url, 'PUT', '/_emulator/auth-storm', { body: { active: false } });
       const after = await call(current.url, 'GET', '/v1/conversation/need-human/total', { headers });
       expect(after.json).toMatchObject({ status: 1, data: { total: expect.any(Number) } });
+      expect(current.admin.requests(1)[0]?.credential).toBe('current');
+      expect(JSON.stringify(current.admin.requests())).not.toContain(SECRET);
     });
   });
 });

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../src/base/wait-for.js';
 import { createSeededRandom } from '../../../src/emulator/seeded-random.js';
 import type { EmulatorHandle } from '../../../src/emulator/start-emulator.js';
 import { authHeaders, call, platform, startTestEmulator } from './emulator-test-kit.js';
@@ -121,6 +122,15 @@ describe('fault injection (real HTTP)', () => {
     });
     await expect(attempt).rejects.toThrow();
     expect(notes(emulator)).toBe(1);
+    // The request log says the platform acted while its caller was gone (recorded when the
+    // answer was ready, after the latency).
+    const logged = await waitFor(() => emulator.admin.requests(1)[0], {
+      timeoutMs: 5_000,
+      what: 'the log entry',
+    });
+    expect(logged).toMatchObject({ endpoint: 'note', httpStatus: 200, callerGone: true });
+    await platform(emulator).note({ conversation_id: 'c1', note: 'ditunggu' });
+    expect(emulator.admin.requests(1)[0]).toMatchObject({ endpoint: 'note', callerGone: false });
   });
 
   it.each([

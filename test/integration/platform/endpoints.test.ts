@@ -215,6 +215,27 @@ describe('the reply-window guard', () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it("judges the window by the caller's clock when given one", async () => {
+    server.enqueue('POST /v1/message', { json: { conversation_id: 'conv-1', success: true } });
+    // Closed on the system clock, open on the caller's (20 s behind): the caller's clock decides.
+    const closesAt = new Date(Date.now() - 10_000);
+    const behind = () => new Date(Date.now() - 20_000);
+    await current().sendMessage(
+      { conversationId: 'conv-1', text: 'x' },
+      { windowClosesAt: closesAt, now: behind },
+    );
+    expect(server.requests).toHaveLength(1);
+    const ahead = () => new Date(Date.now() + 20_000);
+    const error = await rejectionOf(
+      current().sendMessage(
+        { conversationId: 'conv-1', text: 'y' },
+        { windowClosesAt: new Date(Date.now() + 10_000), now: ahead },
+      ),
+    );
+    expect(error).toBeInstanceOf(ReplyWindowClosedError);
+    expect(server.requests).toHaveLength(1);
+  });
+
   it('refuses an invalid windowClosesAt', async () => {
     const error = await rejectionOf(
       current().sendMessage({ conversationId: 'conv-1', text: 'x' }, { windowClosesAt: new Date('nope') }),

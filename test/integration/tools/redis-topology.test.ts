@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../src/base/wait-for.js';
 import { keyInSlotRange, keySlot } from '../../../src/redis/key-slot.js';
 import {
   type RedisClusterHandle,
@@ -235,6 +236,46 @@ describe('startRedisSentinel', () => {
       await rm(dest, { recursive: true, force: true });
     }
   });
+
+  it('waitForRejoin follows the sentinels when they elect the restarted node itself (a double failover)', async () => {
+    topology = await startRedisSentinel({ replicas: 2 });
+    const sentinel = topology;
+    const killed = await sentinel.killPrimary();
+    const promoted = await sentinel.waitForFailover(killed, 30_000);
+    const other = sentinel.nodes.find((n) => n.port !== killed && n.port !== promoted.port);
+    if (!other) throw new Error('no second replica');
+    await sentinel.restartNode(killed);
+    const call = async (port: number, ...args: string[]) => {
+      const redis = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0 });
+      redis.on('error', () => {});
+      try {
+        await redis.connect();
+        const [command = 'PING', ...rest] = args;
+        return await redis.call(command, ...rest);
+      } finally {
+        redis.disconnect();
+      }
+    };
+    // The sentinels fail over once more and elect the restarted old primary (the only candidate:
+    // the other replica may not be promoted), as they did in a failed full run of fault row 7.
+    await call(other.port, 'CONFIG', 'SET', 'replica-priority', '0');
+    const asker = sentinel.sentinels[0];
+    if (!asker) throw new Error('no sentinel');
+    // SENTINEL FAILOVER answers NOGOODSLAVE until the sentinel has fresh INFO of the restarted
+    // node, INPROG while a failover runs: ask again until the node is promoted.
+    await waitFor(
+      async () => {
+        if (((await call(killed, 'ROLE')) as unknown[])[0] === 'master') return true;
+        await call(asker.port, 'SENTINEL', 'FAILOVER', sentinel.name).catch(() => undefined);
+        return false;
+      },
+      { timeoutMs: 60_000, intervalMs: 1_000, what: 'the restarted node to be promoted' },
+    );
+    await sentinel.waitForRejoin(killed);
+    expect((await sentinel.primary()).port).toBe(killed);
+    // And a replica rejoins the node that is now the primary.
+    await sentinel.waitForRejoin(promoted.port);
+  }, 120_000);
 
   it('password: the data nodes refuse a client without it; ioredis with `password` works', async () => {
     topology = await startRedisSentinel({ password: 'cb-test-pw-1' });

@@ -67,6 +67,8 @@ function needHumanCall(conversationId: string, ok = true): ApiRequestRecord {
     endpoint: 'needHuman',
     authenticated: true,
     auth: 'headers',
+    credential: 'current',
+    callerGone: false,
     httpStatus: ok ? 200 : 503,
     rc: ok ? null : 503,
     errorMsg: ok ? null : 'injected',
