@@ -5,6 +5,7 @@ import { Counter, collectDefaultMetrics, Registry } from 'prom-client';
 import { describeError } from '../base/errors.js';
 import { redactUrl } from '../base/redact-url.js';
 import type { ConfigError } from '../config/config-error.js';
+import { formatConfigIssue } from '../config/config-error.js';
 import type { BridgeConfig } from '../config/config-schema.js';
 import { describeConfigDefaults } from '../config/describe-defaults.js';
 import { type LoadedConfig, loadConfig } from '../config/load-config.js';
@@ -168,6 +169,8 @@ async function buildBase(options: RunBridgeOptions): Promise<BridgeBase> {
   const log = logger.child({ mode: options.mode });
   // Issue 12: say at start-up which defaults the config relies on (unmapped WhatsApp channels...).
   for (const line of describeConfigDefaults(config)) log.info(`config default: ${line}`);
+  // What `validate` warns about (a rule that can never fire...) is said at start-up too.
+  for (const warning of loaded.warnings) log.warn(`config warning: ${formatConfigIssue(warning)}`);
   // Off by default; when on, installed before the receiver and the worker are built (issue 14).
   const tracing = await setUpTracing(config.tracing, env, { mode: options.mode, log });
   const registry = new Registry();

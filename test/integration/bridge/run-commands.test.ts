@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findFreePort, spawnBridge } from '../../support/bridge-harness.js';
 import { testRedisUrl, uniqueName } from '../../support/redis.js';
 
 const CLI = join(process.cwd(), 'dist', 'cli.js');
@@ -73,5 +74,26 @@ ${extra}`;
     const result = await run(['work', '--config', join(dir, 'missing.yaml')]);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('missing.yaml');
+  });
+  it("says validate's warnings at start-up, with file:line:column", async () => {
+    const port = await findFreePort();
+    const file = join(dir, 'warnings.yaml');
+    await writeFile(
+      file,
+      config(
+        port,
+        `reply_window: { applies_to: [] }
+rules:
+  - { name: closing, on: window_closing, before: 2h, then: [ { note: "closing soon" } ] }
+`,
+      ),
+    );
+    const bridge = await spawnBridge('serve', file, {});
+    try {
+      const warning = bridge.logs.find((line) => line.includes('config warning:'));
+      expect(warning, bridge.logs.join('\n')).toMatch(/warnings\.yaml:\d+:\d+: .*applies_to/);
+    } finally {
+      await bridge.stop('SIGTERM');
+    }
   });
 });
