@@ -6,27 +6,15 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKeyLayout } from '../../../src/queue/key-layout.js';
 import { quarantineBody } from '../../../src/receive/quarantine-store.js';
-import { addDeadLetter, type DeadLetter } from '../../../src/worker/failures/dead-letters.js';
+import { addDeadLetter } from '../../../src/worker/failures/dead-letters.js';
 import { createTimerScheduler } from '../../../src/worker/timers/timers.js';
 import { cli } from '../../support/cli-in-process.js';
+import { deadLetterFixture } from '../../support/dead-letter-fixture.js';
 import { makeEvent } from '../../support/make-event.js';
 import { connectTestRedis, deleteKeys, testRedisUrl, uniqueName } from '../../support/redis.js';
 
-const deadLetter = (id: string, conversationId: string): DeadLetter => ({
-  id,
-  queue: 'events',
-  jobId: `job-${id}`,
-  jobName: 'events',
-  reason: 'the platform refused 1 action(s)',
-  code: 'UNRECOVERABLE',
-  attempts: 1,
-  failedAt: new Date().toISOString(),
-  conversationId,
-  eventKey: `toko-a:channel.message_in|${id}`,
-  data: {},
-  actions: [],
-  replays: 0,
-});
+const deadLetter = (id: string, conversationId: string) =>
+  deadLetterFixture(id, conversationId, { jobName: 'events', eventKey: `toko-a:channel.message_in|${id}` });
 
 const configText = (redisUrl: string, prefix: string) => `
 platform: { form: current }

@@ -12,9 +12,10 @@ import { storeRecordedEvent } from '../../../src/record/event-store.js';
 import { recordedLine } from '../../../src/record/recorded-event.js';
 import type { RedisServerHandle } from '../../../src/redis/start-redis-server.js';
 import { findFreePort } from '../../../src/redis/start-redis-server.js';
-import { addDeadLetter, type DeadLetter } from '../../../src/worker/failures/dead-letters.js';
+import { addDeadLetter } from '../../../src/worker/failures/dead-letters.js';
 import { createTimerScheduler } from '../../../src/worker/timers/timers.js';
 import { cli } from '../../support/cli-in-process.js';
+import { deadLetterFixture } from '../../support/dead-letter-fixture.js';
 import { makeEvent } from '../../support/make-event.js';
 import { startRedisServer } from '../../support/redis.js';
 import { runNode } from '../../support/run-node.js';
@@ -29,21 +30,7 @@ const runBuilt = (args: string[], timeoutMs = 20_000) =>
 const DATA_DB = 3;
 const PREFIX = 'ro';
 
-const deadLetter = (id: string, conversationId: string): DeadLetter => ({
-  id,
-  queue: 'events',
-  jobId: `job-${id}`,
-  jobName: 'event',
-  reason: 'the platform refused 1 action(s)',
-  code: 'UNRECOVERABLE',
-  attempts: 1,
-  failedAt: new Date().toISOString(),
-  conversationId,
-  eventKey: `channel.message_in|${id}`,
-  data: {},
-  actions: [],
-  replays: 0,
-});
+const deadLetter = (id: string, conversationId: string) => deadLetterFixture(id, conversationId);
 
 /** Every key of one database with its type, value (DUMP) and absolute expiry: what a write changes. */
 async function snapshot(url: string): Promise<{ size: number; keys: string[] }> {

@@ -8,6 +8,7 @@ import { quarantineBody } from '../../../src/receive/quarantine-store.js';
 import { findFreePort } from '../../../src/redis/start-redis-server.js';
 import { addDeadLetter, type DeadLetter } from '../../../src/worker/failures/dead-letters.js';
 import { cli } from '../../support/cli-in-process.js';
+import { deadLetterFixture } from '../../support/dead-letter-fixture.js';
 import { connectTestRedis, deleteKeys, testRedisUrl, uniqueName } from '../../support/redis.js';
 import { runNode } from '../../support/run-node.js';
 
@@ -17,21 +18,10 @@ const CLI = join(process.cwd(), 'dist', 'cli.js');
 const runBuilt = (args: string[], timeoutMs = 15_000) =>
   runNode([CLI, ...args], { ...process.env, REDIS_URL: '', CONVO_BRIDGE_CONFIG: '' }, timeoutMs);
 
-const deadLetter = (id: string, conversationId: string): DeadLetter => ({
-  id,
-  queue: 'events',
-  jobId: `job-${id}`,
-  jobName: 'event',
-  reason: 'the platform refused 1 action(s): escalate-complaints#0 (conversation not found)',
-  code: 'UNRECOVERABLE',
-  attempts: 1,
-  failedAt: new Date().toISOString(),
-  conversationId,
-  eventKey: `channel.message_in|${id}`,
-  data: {},
-  actions: [],
-  replays: 0,
-});
+const deadLetter = (id: string, conversationId: string) =>
+  deadLetterFixture(id, conversationId, {
+    reason: 'the platform refused 1 action(s): escalate-complaints#0 (conversation not found)',
+  });
 
 const configText = (redisUrl: string, prefix: string) => `
 platform: { base_url: "\${PLATFORM_BASE_URL}", auth: { scheme: headers, business_id: b, secret: "\${SECRET_KEY}" } }
