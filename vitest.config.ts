@@ -41,6 +41,7 @@ export default defineConfig({
             'test/integration/e2e/resilience.e2e.test.ts',
             'test/integration/e2e/timers-window-redelivery.e2e.test.ts',
             'test/integration/e2e/dead-letters-auth-forms.e2e.test.ts',
+            'test/integration/e2e/forget.e2e.test.ts',
           ],
           globalSetup: ['test/support/cluster-setup.ts'],
           // After the other projects, not beside them: its six redis-server processes and their

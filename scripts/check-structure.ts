@@ -34,6 +34,8 @@ export const LAYERS: readonly (readonly string[])[] = [
   // What is built on the worker's pieces: recorded events and backtests, then rule tests.
   ['record'],
   ['rules-test'],
+  // Erasure of one conversation's or customer's data across every store (issue 27).
+  ['privacy'],
   // The composition root, and the demo that runs whole bridges.
   ['bridge'],
   ['demo'],

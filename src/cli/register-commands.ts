@@ -5,6 +5,7 @@ import { registerDlqCommand } from './dlq-command.js';
 import { registerEmulatorCommand } from './emulator-command.js';
 import { registerEventsCommand } from './events-command.js';
 import { registerExplainCommand } from './explain-command.js';
+import { registerForgetCommand } from './forget-command.js';
 import type { CliIo } from './io.js';
 import { registerQuarantineCommand } from './quarantine-command.js';
 import { registerReshardCommand } from './reshard-command.js';
@@ -30,6 +31,7 @@ export function registerCommands(program: Command, io: CliIo): void {
   registerQuarantineCommand(program, io);
   registerEventsCommand(program, io);
   registerTimersCommand(program, io);
+  registerForgetCommand(program, io);
   registerReshardCommand(program, io);
   registerEmulatorCommand(program, io);
   registerDemoCommand(program, io);

@@ -1,0 +1,227 @@
+import type { Command } from 'commander';
+import { DURATION_HINT, formatDuration, parseDuration } from '../base/duration.js';
+import { describeError } from '../base/errors.js';
+import { type CustomerMatches, findCustomer, forgetQuarantineIds } from '../privacy/find-customer.js';
+import {
+  FORGET_STORES,
+  ForgetBusyError,
+  type ForgetResult,
+  forgetConversation,
+} from '../privacy/forget-conversation.js';
+import { type Customer, CustomerQueryError, parseCustomer } from '../privacy/needles.js';
+import type { KeyLayout } from '../queue/key-layout.js';
+import type { RedisClient } from '../redis/redis-client.js';
+import { primaryConnections } from '../redis/scan-keys.js';
+import { CliError } from './cli-error.js';
+import { EXIT } from './exit-codes.js';
+import type { CliIo } from './io.js';
+import {
+  addRedisTargetOptions,
+  describeWhere,
+  REDIS_TARGET_HELP,
+  type RedisTarget,
+  type RedisTargetFlags,
+  resolveRedisTarget,
+  runWithRedis,
+} from './redis-target.js';
+
+interface ForgetFlags extends RedisTargetFlags {
+  conversation: string[];
+  customer: string[];
+  dryRun?: boolean;
+  wait: string;
+  json?: boolean;
+}
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+/** `convo-bridge forget --conversation ID | --customer PHONE|EMAIL` (issue 27). */
+export function registerForgetCommand(program: Command, io: CliIo): void {
+  addRedisTargetOptions(
+    program
+      .command('forget')
+      .description(
+        "erase everything the bridge holds about conversations or a customer (data subjects' requests)",
+      )
+      .option('--conversation <id>', 'a conversation to erase (repeatable)', collect, [])
+      .option(
+        '--customer <phone-or-email>',
+        'erase every conversation whose stored texts or names hold this phone number or e-mail address (repeatable)',
+        collect,
+        [],
+      )
+      .option('--dry-run', 'say what would be erased, erase nothing')
+      .option(
+        '--wait <duration>',
+        "how long to wait for the conversations' queued or running events to finish",
+        '60s',
+      )
+      .option('--json', 'print the result as JSON'),
+  )
+    .addHelpText(
+      'after',
+      `
+${REDIS_TARGET_HELP}
+
+Erases, on every shard and cluster node: conversation state and order, pending timers (they never
+fire afterwards), the data of its jobs in every state, queue event-log entries naming it, kept run
+state, dead letters, quarantined bodies and recorded events. Events of the conversation that are
+queued or running are finished first (up to --wait). Idempotent. Exit 2 when a Redis node cannot be
+reached (nothing is erased) or its events do not finish in time. docs/privacy.md lists every store.
+
+Examples:
+  convo-bridge forget --conversation 6281234567890 --config config/bridge.yaml
+  convo-bridge forget --customer "+62 812-3456-7890" --dry-run --config config/bridge.yaml
+  convo-bridge forget --customer budi@example.com --business toko-a --json`,
+    )
+    .action(async (flags: ForgetFlags) => {
+      const request = parseRequest(flags);
+      const target = await resolveRedisTarget(flags);
+      await runWithRedis(target, async (redis, layout) => {
+        await checkEveryNode(redis, target);
+        const output = await runForget(redis, layout, request);
+        io.stdout(flags.json ? `${JSON.stringify(output, null, 2)}\n` : formatOutput(output, target));
+      });
+    });
+}
+
+interface ForgetRequest {
+  conversations: string[];
+  customers: Customer[];
+  dryRun: boolean;
+  waitMs: number;
+}
+
+function parseRequest(flags: ForgetFlags): ForgetRequest {
+  if (flags.conversation.length === 0 && flags.customer.length === 0) {
+    throw new CliError(
+      'say what to forget: --conversation ID (repeatable) or --customer PHONE-OR-EMAIL; add --dry-run to see first',
+    );
+  }
+  const blank = flags.conversation.find((id) => id.trim() === '');
+  if (blank !== undefined) throw new CliError('--conversation needs a conversation id, not an empty string');
+  const waitMs = parseDuration(flags.wait);
+  if (waitMs === undefined) throw new CliError(`--wait takes ${DURATION_HINT}, not "${flags.wait}"`);
+  let customers: Customer[];
+  try {
+    customers = flags.customer.map(parseCustomer);
+  } catch (error) {
+    if (error instanceof CustomerQueryError) throw new CliError(error.message, { cause: error });
+    throw error;
+  }
+  return {
+    conversations: [...new Set(flags.conversation)],
+    customers,
+    dryRun: flags.dryRun === true,
+    waitMs,
+  };
+}
+
+/**
+ * Every primary must answer before anything is erased: an erasure that reached some nodes and not
+ * others would report success while data stays behind.
+ */
+async function checkEveryNode(redis: RedisClient, target: RedisTarget): Promise<void> {
+  const nodes = primaryConnections(redis);
+  if (target.topology.kind === 'cluster') {
+    const info = await nodes[0]?.cluster('INFO');
+    if (typeof info !== 'string' || !/cluster_state:ok/.test(info)) {
+      throw new CliError(
+        `the Redis Cluster at ${target.address} is not ok (cluster_state is not "ok": a primary is down or slots are not covered), so nothing was erased; run forget again once \`redis-cli cluster info\` says ok`,
+        { exitCode: EXIT.unavailable, code: 'REDIS_UNAVAILABLE' },
+      );
+    }
+  }
+  for (const node of nodes) {
+    try {
+      await node.ping();
+    } catch (error) {
+      throw new CliError(
+        `cannot reach Redis node ${node.options.host}:${node.options.port} (${describeError(error)}), so nothing was erased; run forget again once every node answers`,
+        { exitCode: EXIT.unavailable, code: 'REDIS_UNAVAILABLE', cause: error },
+      );
+    }
+  }
+}
+
+interface ForgetOutput {
+  dryRun: boolean;
+  customers: { customer: string; matches: CustomerMatches }[];
+  conversations: ForgetResult[];
+  /** Quarantined bodies holding a customer but naming no conversation. */
+  quarantineWithoutConversation: number;
+}
+
+async function runForget(
+  redis: RedisClient,
+  layout: KeyLayout,
+  request: ForgetRequest,
+): Promise<ForgetOutput> {
+  const output: ForgetOutput = {
+    dryRun: request.dryRun,
+    customers: [],
+    conversations: [],
+    quarantineWithoutConversation: 0,
+  };
+  const ids = new Set(request.conversations);
+  for (const customer of request.customers) {
+    const matches = await findCustomer(redis, layout, customer);
+    output.customers.push({ customer: customer.written, matches });
+    for (const id of matches.conversations) ids.add(id);
+    output.quarantineWithoutConversation += await forgetQuarantineIds(
+      redis,
+      layout,
+      matches.quarantineIds,
+      request.dryRun,
+    );
+  }
+  for (const id of ids) {
+    try {
+      output.conversations.push(
+        await forgetConversation(redis, layout, id, { dryRun: request.dryRun, waitMs: request.waitMs }),
+      );
+    } catch (error) {
+      const done = output.conversations.map((r) => JSON.stringify(r.conversationId)).join(', ') || 'none';
+      if (error instanceof ForgetBusyError) {
+        throw new CliError(`${error.message}. Conversations erased before it: ${done}`, {
+          exitCode: EXIT.unavailable,
+          code: error.code,
+          cause: error,
+        });
+      }
+      throw new CliError(
+        `forget stopped while erasing conversation ${JSON.stringify(id)}: ${describeError(error)}. Part of it may be erased; forget is idempotent, so run it again once Redis answers. Conversations erased before it: ${done}`,
+        { exitCode: EXIT.unavailable, code: 'FORGET_INCOMPLETE', cause: error },
+      );
+    }
+  }
+  return output;
+}
+
+function formatOutput(output: ForgetOutput, target: RedisTarget): string {
+  const verb = output.dryRun ? 'would erase' : 'erased';
+  const lines: string[] = [];
+  for (const { customer, matches } of output.customers) {
+    lines.push(
+      `customer ${JSON.stringify(customer)}: held by ${matches.conversations.length} conversation(s)${matches.conversations.length > 0 ? `: ${matches.conversations.join(', ')}` : ''}${matches.quarantineIds.length > 0 ? `, and ${matches.quarantineIds.length} quarantined body(ies) naming no conversation (${verb})` : ''}`,
+    );
+  }
+  const where = `prefix "${target.prefix}"${target.business ? `, business ${target.business}` : ''} at ${describeWhere(target)}`;
+  for (const result of output.conversations) {
+    const total = FORGET_STORES.reduce((sum, store) => sum + result.erased[store], 0);
+    lines.push(
+      `conversation ${JSON.stringify(result.conversationId)} (${where}): ${verb} ${total} entr${total === 1 ? 'y' : 'ies'}`,
+    );
+    for (const store of FORGET_STORES) lines.push(`  ${store.padEnd(20)} ${result.erased[store]}`);
+    if (result.waitedMs >= 1000)
+      lines.push(`  (waited ${formatDuration(result.waitedMs)} for its queued events to finish)`);
+    if (output.dryRun && result.pending > 0) {
+      lines.push(
+        `  ${result.pending} event(s) or timer(s) still queued or running: forget will wait for them first`,
+      );
+    }
+  }
+  if (output.conversations.length === 0)
+    lines.push('nothing to forget: no stored conversation holds that customer');
+  return `${lines.join('\n')}\n`;
+}
