@@ -118,30 +118,54 @@ function parseRequest(flags: ForgetFlags): ForgetRequest {
 }
 
 /**
- * Every primary must answer before anything is erased: an erasure that reached some nodes and not
- * others would report success while data stays behind.
+ * Every primary must answer, and on a cluster every slot must be served, before anything is
+ * erased: an erasure that reached some nodes and not others would report success while data stays
+ * behind.
  */
 async function checkEveryNode(redis: RedisClient, target: RedisTarget): Promise<void> {
   const nodes = primaryConnections(redis);
+  const refuse = (problem: string, cause?: unknown) =>
+    new CliError(`${problem}, so nothing was erased; run forget again once every node answers`, {
+      exitCode: EXIT.unavailable,
+      code: 'REDIS_UNAVAILABLE',
+      cause,
+    });
   if (target.topology.kind === 'cluster') {
-    const info = await nodes[0]?.cluster('INFO');
-    if (typeof info !== 'string' || !/cluster_state:ok/.test(info)) {
-      throw new CliError(
-        `the Redis Cluster at ${target.address} is not ok (cluster_state is not "ok": a primary is down or slots are not covered), so nothing was erased; run forget again once \`redis-cli cluster info\` says ok`,
-        { exitCode: EXIT.unavailable, code: 'REDIS_UNAVAILABLE' },
-      );
-    }
+    const problem = clusterProblem(String(await nodes[0]?.cluster('NODES')));
+    if (problem !== null) throw refuse(`the Redis Cluster at ${target.address} is not whole: ${problem}`);
   }
   for (const node of nodes) {
     try {
       await node.ping();
     } catch (error) {
-      throw new CliError(
-        `cannot reach Redis node ${node.options.host}:${node.options.port} (${describeError(error)}), so nothing was erased; run forget again once every node answers`,
-        { exitCode: EXIT.unavailable, code: 'REDIS_UNAVAILABLE', cause: error },
+      throw refuse(
+        `cannot reach Redis node ${node.options.host}:${node.options.port} (${describeError(error)})`,
+        error,
       );
     }
   }
+}
+
+/** What keeps a cluster from being searched whole (CLUSTER NODES): a failing primary or unserved slots. */
+export function clusterProblem(nodesText: string): string | null {
+  let covered = 0;
+  const failing: string[] = [];
+  for (const line of nodesText.split('\n')) {
+    const [, address = '', flags = '', , , , , link = '', ...slots] = line.trim().split(' ');
+    if (!flags.split(',').includes('master')) continue;
+    if (/fail/.test(flags) || link === 'disconnected') {
+      failing.push(address.split('@')[0] ?? address);
+      continue;
+    }
+    for (const range of slots) {
+      if (range.startsWith('[')) continue; // a slot being migrated: counted at its owner
+      const [low, high = low] = range.split('-').map(Number);
+      if (low !== undefined && high !== undefined) covered += high - low + 1;
+    }
+  }
+  if (failing.length > 0) return `primary ${failing.join(', ')} is down or unreachable`;
+  if (covered < 16_384) return `${16_384 - covered} of 16384 slots have no primary`;
+  return null;
 }
 
 interface ForgetOutput {
