@@ -14,7 +14,7 @@ export async function everyKeyAndValue(redis: RedisClient): Promise<Map<string, 
       const [next, keys] = await node.scan(cursor, 'COUNT', 1000);
       cursor = next;
       for (const key of keys) {
-        const value = await valueOf(node, key);
+        const value = await readValue(node, key);
         if (value !== null) all.set(key, value);
       }
     } while (cursor !== '0');
@@ -22,7 +22,7 @@ export async function everyKeyAndValue(redis: RedisClient): Promise<Map<string, 
   return all;
 }
 
-async function valueOf(
+async function readValue(
   node: ReturnType<typeof primaryConnections>[number],
   key: string,
 ): Promise<string | null> {
