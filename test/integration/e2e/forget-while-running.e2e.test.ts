@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../src/base/wait-for.js';
+import { buildTestWebhook } from '../../../src/demo/test-webhook-payload.js';
 import { exampleConfig } from '../../support/bridge-harness.js';
 import { cli } from '../../support/cli-in-process.js';
 import { createWorld, type World } from '../../support/e2e-world.js';
@@ -121,5 +122,73 @@ describe('forget while the bridge runs', () => {
     const bad = await cli(['forget', ...flags(w), '--customer', '12345']);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('neither a phone number');
+  });
+  it("with businesses, --business erases one business's conversation and not another's of the same id", async () => {
+    const config = `
+platform:
+  base_url: \${PLATFORM_BASE_URL}
+  form: current
+receiver:
+  port: \${PORT}
+redis:
+  url: \${REDIS_URL}
+  prefix: \${REDIS_PREFIX}
+record:
+  enabled: true
+rules:
+  - name: escalate
+    on: message_in
+    if: { text: { any_keywords: [ refund ] } }
+    then: [ { note: "Escalated {{event.messageId}}" }, { need_human: true } ]
+businesses:
+${['a', 'b'].map((x) => `  - id: toko-${x}\n    platform: { auth: { business_id: biz-${x}, secret: sk-${x} } }\n    receiver: { path: /webhooks/toko-${x}, secrets: [ wh-${x} ] }`).join('\n')}
+`;
+    world = await createWorld({
+      config,
+      emulator: {
+        businessId: 'biz-a',
+        secret: 'sk-a',
+        businesses: [{ businessId: 'biz-b', secret: 'sk-b' }],
+      },
+    });
+    const w = world;
+    const id = `c-shared-${TOKEN}`;
+    for (const x of ['a', 'b']) {
+      w.business(`biz-${x}`).conversation(id, { type: 'telegram' });
+      const body = buildTestWebhook('complaint', {
+        form: 'current',
+        nowMs: Date.now(),
+        conversationId: id,
+        messageId: `msg-${x}-${TOKEN}`,
+      });
+      const answer = await fetch(`http://127.0.0.1:${w.env.PORT}/webhooks/toko-${x}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `wh-${x}` },
+        body: JSON.stringify(body),
+      });
+      expect(answer.status).toBe(200);
+    }
+    const keysOf = (x: string) => w.layout.forBusiness(`toko-${x}`);
+    const conv = (x: string) => keysOf(x).shardOf(id).keys.conversation(id);
+    await waitFor(
+      async () =>
+        (await w.redis.exists(conv('a'), conv('b'))) === 2 &&
+        (await w.redis.zcard(keysOf('a').global.recordedIndex)) === 1 &&
+        (await w.redis.zcard(keysOf('b').global.recordedIndex)) === 1,
+      { timeoutMs: 15_000, what: "both businesses' conversations" },
+    );
+    await w.settled({ quietMs: 500 });
+
+    const run = await cli(['forget', ...flags(w), '--business', 'toko-a', '--conversation', id]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('business toko-a');
+    expect(await w.redis.exists(conv('a'))).toBe(0);
+    expect(await w.redis.zcard(keysOf('a').global.recordedIndex)).toBe(0);
+    expect(await w.redis.exists(conv('b'))).toBe(1);
+    expect(await w.redis.zcard(keysOf('b').global.recordedIndex)).toBe(1);
+    // Batches held both businesses' events: a's are gone from every value, b's are still there.
+    const all = await everyKeyAndValue(w.redis);
+    expect(Object.fromEntries(keysHolding(all, [`msg-a-${TOKEN}`]))).toEqual({});
+    expect(keysHolding(all, [`msg-b-${TOKEN}`]).size).toBeGreaterThan(0);
   });
 });
