@@ -1,6 +1,7 @@
 import { RE2JS } from 're2js';
 import { formatDuration } from '../base/duration.js';
 import { EVENT_KINDS, type EventKind } from '../events/conversation-event.js';
+import { type BurstSettings, describeBurstSettings } from './burst.js';
 import { type BusinessHours, compileBusinessHours } from './business-hours.js';
 import { engineMatchValues } from './engine-values.js';
 import { createKeywordIndexBuilder, type KeywordIndex, type KeywordIndexBuilder } from './keyword-index.js';
@@ -66,6 +67,8 @@ export interface CompiledRule {
   cooldownMs: number | null;
   /** Keyword ids of which at least one must be in the text for the rule to match; null: no such gate. */
   gate: number[] | null;
+  /** `debounce:` (issue 28): evaluated once per burst of customer messages, never per message; null otherwise. */
+  burst: BurstSettings | null;
 }
 
 interface KindTable {
@@ -86,6 +89,8 @@ export interface CompiledRules {
   rules: CompiledRule[];
   /** Indexes of the `on: window_closing` rules (armed by each customer message, issue 16). */
   windowClosing: number[];
+  /** Indexes of the debounced rules (issue 28), whose bursts each customer message joins. */
+  bursts: number[];
   byKind: Readonly<Record<EventKind, KindTable>>;
 }
 
@@ -257,7 +262,7 @@ function compileRule(
   } else {
     seenNames.set(rule.name, index);
   }
-  const uses: ConditionUses = { keywords: false, regex: false };
+  const uses: ConditionUses = { keywords: false, regex: false, burst: rule.burst !== undefined };
   const condition = rule.if
     ? compileCondition(rule.if, [...path, 'if'], { config, keywords, problems, uses })
     : null;
@@ -277,6 +282,7 @@ function compileRule(
     stop: rule.stop,
     cooldownMs: rule.cooldownMs ?? null,
     gate: condition ? keywordGate(condition) : null,
+    burst: rule.burst ?? null,
   };
 }
 
@@ -311,6 +317,7 @@ export function compileRules(config: RulesSettings): { rules: CompiledRules; pro
       keywordIndex,
       rules,
       windowClosing: rules.filter((r) => r.windowClosingBeforeMs !== null).map((r) => r.index),
+      bursts: rules.filter((r) => r.burst !== null).map((r) => r.index),
       byKind,
     },
     problems: ctx.problems,
@@ -367,6 +374,8 @@ function replies(action: ActionConfig): boolean {
 interface ConditionUses {
   keywords: boolean;
   regex: boolean;
+  /** The rule is debounced: `{{burst.*}}` has a value. */
+  burst: boolean;
 }
 
 interface ConditionContext {
@@ -493,6 +502,18 @@ function buildKindTable(kind: EventKind, rules: readonly CompiledRule[], index: 
           cooldownMs: null,
         }),
       );
+    } else if (rule.burst) {
+      // Never evaluated per message: each customer message joins the rule's burst (issue 28).
+      defaults.push(
+        Object.freeze({
+          rule: rule.name,
+          status: 'not_matched',
+          reason: `debounced (${describeBurstSettings(rule.burst)}): this message joins the rule's burst, evaluated once when the burst ends`,
+          notes: [],
+          cooldownMs: null,
+          debounced: true,
+        }),
+      );
     } else if (rule.gate) {
       const phrases = rule.gate.map((id) => index.phrases[id] ?? '');
       defaults.push(
@@ -553,6 +574,12 @@ function checkMatchFields(
       problems.push({
         path,
         message: `${path.join('.')}: {{${field}}} needs a text: regex test in the rule's if${forRule}`,
+      });
+    }
+    if (field.startsWith('burst.') && !uses.burst) {
+      problems.push({
+        path,
+        message: `${path.join('.')}: {{${field}}} needs a debounced rule (debounce: DURATION on a message_in rule)${forRule}`,
       });
     }
   }

@@ -1,5 +1,6 @@
 import { formatDuration } from '../base/duration.js';
 import { type ConversationEvent, customerName } from '../events/conversation-event.js';
+import { type Burst, burstText } from './burst.js';
 import { type BusinessHoursState, businessHoursAt } from './business-hours.js';
 import { addBusinessTime, formatLocal } from './business-time.js';
 import {
@@ -40,8 +41,8 @@ export function evaluateRules(
   // (wrong kind, or none of their keywords in the text).
   const evaluated = new Map<number, RuleOutcome>();
   let stoppedBy: CompiledRule | undefined;
-  const words = normalizeWords(event.caption === '' ? event.text : `${event.text}\n${event.caption}`);
-  const found = findKeywords(rules.keywordIndex, words);
+  const text = event.caption === '' ? event.text : `${event.text}\n${event.caption}`;
+  const found = findKeywords(rules.keywordIndex, normalizeWords(text));
 
   // Candidates: rules of this kind without a keyword gate, plus those whose gate keyword occurs.
   let candidates = table.always;
@@ -58,6 +59,8 @@ export function evaluateRules(
       facts,
       now,
       found,
+      text,
+      burst: undefined,
       lastCustomerMessageAt: lastCustomerMessageAt(event, facts),
       hours: undefined,
       blockedReplies,
@@ -132,6 +135,10 @@ interface EvalContext {
   facts: ConversationFacts;
   now: Date;
   found: ReadonlyMap<number, number>;
+  /** What text conditions read: the message's text and caption, or a burst's text. */
+  text: string;
+  /** Set when a debounced rule is evaluated on its burst (issue 28). */
+  burst: Burst | undefined;
   lastCustomerMessageAt: Date | null;
   hours: BusinessHoursState | undefined;
   blockedReplies: BlockedReply[];
@@ -162,6 +169,47 @@ export function businessHoursInstant(event: Pick<ConversationEvent, 'occurredAt'
   const occurred = Date.parse(event.occurredAt);
   if (!Number.isFinite(occurred) || occurred > now.getTime()) return now;
   return new Date(occurred);
+}
+
+/**
+ * A debounced rule evaluated once on its burst (issue 28): the burst's last message is the event
+ * (fields, channel, reply window, `event.*`), text conditions read the burst's text, `has_media`
+ * holds when any message had media, templates get `{{burst.*}}`. The plan's outcomes hold this
+ * rule only. `facts` are the conversation's when the burst ends (isFirstCustomerMessage: the burst
+ * holds the conversation's first customer message).
+ */
+export function evaluateBurstRule(
+  rules: CompiledRules,
+  rule: CompiledRule,
+  burst: Burst,
+  facts: ConversationFacts,
+  now: Date,
+): Plan {
+  const event = burst.lastEvent;
+  const text = burstText(burst);
+  const blockedReplies: BlockedReply[] = [];
+  const ctx: EvalContext = {
+    rules,
+    event,
+    facts,
+    now,
+    found: findKeywords(rules.keywordIndex, normalizeWords(text)),
+    text,
+    burst,
+    lastCustomerMessageAt: lastCustomerMessageAt(event, facts),
+    hours: undefined,
+    blockedReplies,
+  };
+  const actions: PlannedAction[] = [];
+  const { outcome } = evaluateRule(rule, ctx, actions);
+  const dropped = burst.droppedTexts > 0 ? `; the text of the last ${burst.droppedTexts} was not kept` : '';
+  const described = { ...outcome, reason: `burst of ${burst.count} message(s)${dropped}: ${outcome.reason}` };
+  return {
+    actions,
+    matched: described.status === 'matched' ? [described] : [],
+    blockedReplies,
+    outcomes: [described],
+  };
 }
 
 function lastCustomerMessageAt(event: ConversationEvent, facts: ConversationFacts): Date | null {
@@ -286,6 +334,9 @@ function buildTemplateContext(rule: CompiledRule, ctx: EvalContext, match: Match
       hours: ctx.rules.replyWindow.hours,
     },
     conversation: { id: ctx.event.conversationId },
+    burst: ctx.burst
+      ? { count: ctx.burst.count, text: burstText(ctx.burst), firstAt: ctx.burst.firstAt }
+      : undefined,
   };
 }
 
@@ -468,8 +519,7 @@ function evaluateCondition(cond: CompiledCondition, ctx: EvalContext, match: Mat
       return { ok: true, reason: `text has keyword${hits.length > 1 ? 's' : ''} ${shown}` };
     }
     case 'regex': {
-      const text = ctx.event.caption === '' ? ctx.event.text : `${ctx.event.text}\n${ctx.event.caption}`;
-      const matcher = cond.re.matcher(text);
+      const matcher = cond.re.matcher(ctx.text);
       if (!matcher.find()) return { ok: false, reason: `text does not match regex /${cond.source}/` };
       const matched = matcher.group(0) ?? '';
       if (match.regexMatch === '') match.regexMatch = matched;
@@ -526,10 +576,11 @@ function flagTest(
   let no: string;
   if (flag === 'has_media') {
     actual =
-      ctx.event.attachments.length > 0 ||
-      ['image', 'video', 'audio', 'document'].includes(ctx.event.contentType);
-    yes = 'the message has media';
-    no = 'the message has no media';
+      ctx.burst?.hasMedia ??
+      (ctx.event.attachments.length > 0 ||
+        ['image', 'video', 'audio', 'document'].includes(ctx.event.contentType));
+    yes = ctx.burst ? 'a message of the burst has media' : 'the message has media';
+    no = ctx.burst ? 'no message of the burst has media' : 'the message has no media';
   } else if (flag === 'need_human') {
     actual = ctx.event.needHuman;
     yes = 'the conversation is marked need_human';

@@ -24,6 +24,8 @@ export interface RuleOutcome {
   notes: readonly string[];
   /** Set when the rule matched and has `cooldown`: the worker records the time under the rule name. */
   cooldownMs: number | null;
+  /** A debounced rule's outcome for a customer message: the message joins its burst (issue 28). */
+  debounced?: true;
 }
 
 export interface ReplyWindowPlan {

@@ -2,6 +2,7 @@ import { RE2JS } from 're2js';
 import { z } from 'zod';
 import { DURATION_HINT, DURATION_REGEX_SOURCE, parseDuration } from '../base/duration.js';
 import { EVENT_KINDS, type EventKind } from '../events/conversation-event.js';
+import { burstFieldIssues, burstSettingsOf } from './burst-rule-fields.js';
 import { engineValueProblem } from './engine-values.js';
 import { normalizeWords } from './normalize-text.js';
 
@@ -311,8 +312,22 @@ export const ruleSchema = z
     then: z.array(actionSchema).min(1, { error: 'must list at least one action' }),
     stop: z.boolean().optional(),
     cooldown: durationSchema.optional(),
+    debounce: durationSchema
+      .optional()
+      .describe(
+        "Bursts (message_in): evaluate the rule once per burst of the customer's messages, when they have been quiet this long.",
+      ),
+    max_wait: durationSchema
+      .optional()
+      .describe(
+        'With debounce: evaluate at the latest this long after the burst began (default 5 × debounce).',
+      ),
+    unless: oneOrMany(eventKindSchema)
+      .optional()
+      .describe('With debounce: events of these kinds cancel an open burst (e.g. agent_reply).'),
   })
   .superRefine((r, ctx) => {
+    for (const issue of burstFieldIssues(r)) ctx.addIssue({ code: 'custom', ...issue });
     const clock = r.on.includes('window_closing');
     if (clock && r.on.length > 1) {
       ctx.addIssue({
@@ -352,6 +367,7 @@ export const ruleSchema = z
     actions: r.then,
     stop: r.stop ?? false,
     cooldownMs: r.cooldown,
+    burst: burstSettingsOf(r),
   }))
   .meta({ id: 'rule' });
 export type RuleConfig = z.output<typeof ruleSchema>;

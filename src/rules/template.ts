@@ -17,6 +17,8 @@ export interface TemplateContext {
   customer: { name: string };
   window: { closedFor: string; hours: number };
   conversation: { id: string | null };
+  /** A debounced rule's burst (issue 28): the messages, their text, when the first was received. */
+  burst?: { count: number; text: string; firstAt: string } | undefined;
 }
 
 type Getter = (ctx: TemplateContext) => string | number | boolean | null | undefined;
@@ -50,9 +52,20 @@ const FIELDS: ReadonlyMap<string, Getter> = new Map<string, Getter>([
   ['window.closed_for', (c) => c.window.closedFor],
   ['window.hours', (c) => c.window.hours],
   ['conversation.id', (c) => c.conversation.id],
+  ['burst.count', (c) => c.burst?.count],
+  ['burst.text', (c) => c.burst?.text],
+  ['burst.first_at', (c) => c.burst?.firstAt],
 ]);
 
-export const TEMPLATE_ROOTS = ['event', 'rule', 'match', 'customer', 'window', 'conversation'] as const;
+export const TEMPLATE_ROOTS = [
+  'event',
+  'rule',
+  'match',
+  'customer',
+  'window',
+  'conversation',
+  'burst',
+] as const;
 export const TEMPLATE_FIELDS: readonly string[] = [...FIELDS.keys()];
 
 type Part = string | { path: string; get: Getter };

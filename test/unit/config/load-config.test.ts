@@ -67,10 +67,10 @@ const HOSTILE: [ConfigFixture, string[]][] = [
     'bad-templates',
     [
       '9:27: rules.0.if.business_hours: the config has no business_hours section; add one with weekly: hours',
-      '11:15: rules.0.then.0.note: unknown template variable {{custmer.name}}: "custmer" is not one of event, rule, match, customer, window, conversation',
+      '11:15: rules.0.then.0.note: unknown template variable {{custmer.name}}: "custmer" is not one of event, rule, match, customer, window, conversation, burst',
       "12:15: rules.0.then.1.note: {{match.keyword}} needs a keyword test (text: any_keywords or all_keywords) in the rule's if",
-      '13:15: rules.0.then.2.note: unknown template variable {{constructor.constructor}}: "constructor" is not one of event, rule, match, customer, window, conversation',
-      '14:15: rules.0.then.3.note: unknown template variable {{__proto__}}: "__proto__" is not one of event, rule, match, customer, window, conversation',
+      '13:15: rules.0.then.2.note: unknown template variable {{constructor.constructor}}: "constructor" is not one of event, rule, match, customer, window, conversation, burst',
+      '14:15: rules.0.then.3.note: unknown template variable {{__proto__}}: "__proto__" is not one of event, rule, match, customer, window, conversation, burst',
       '15:15: rules.0.then.4.note: {{event.text | upper}} is not a field name: templates only insert fields like {{customer.name}}, no expressions or helpers',
       '16:24: rules.0.then.5.reply.text: unclosed "{{" at character 7: close it with "}}"',
     ],
