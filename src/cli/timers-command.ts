@@ -27,8 +27,8 @@ function rows(clocks: readonly ConversationClocks[]): string[][] {
       i === 0 ? window : '',
       t.dueLocal ?? t.dueAt,
       t.rule,
-      t.trigger === 'window_closing'
-        ? 'window_closing'
+      t.trigger === 'window_closing' || t.trigger === 'burst'
+        ? t.trigger
         : `after${t.clock === 'business' ? ' (business)' : ''}`,
       t.state,
     ]);
@@ -38,7 +38,9 @@ function rows(clocks: readonly ConversationClocks[]): string[][] {
 /** `convo-bridge timers list`: the conversation clocks (issue 16). */
 export function registerTimersCommand(program: Command, io: CliIo): void {
   const timers = addRedisTargetOptions(
-    program.command('timers').description('see the conversation clocks: pending timers and reply windows'),
+    program
+      .command('timers')
+      .description('see the conversation clocks: pending timers, open bursts and reply windows'),
   ).addHelpText(
     'after',
     `

@@ -192,7 +192,7 @@ function renderClocks(model: InboxPageModel, c: ConversationDetail): string {
     }
     for (const t of model.clocks.timers) {
       lines.push(
-        `<li data-testid="bridge-timer">Timer <strong>${escapeHtml(t.rule)}</strong> (${escapeHtml(t.trigger)}) due ${escapeHtml(t.dueLocal ?? t.dueAt)}: ${escapeHtml(t.state)}</li>`,
+        `<li data-testid="bridge-timer">${t.trigger === 'burst' ? 'Burst' : 'Timer'} <strong>${escapeHtml(t.rule)}</strong> (${escapeHtml(t.trigger)}) due ${escapeHtml(t.dueLocal ?? t.dueAt)}: ${escapeHtml(t.state)}</li>`,
       );
     }
     if (model.clocks.timers.length === 0)

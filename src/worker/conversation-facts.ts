@@ -24,6 +24,8 @@ export const CONVERSATION_FIELDS = {
   recent: 'R:',
   /** Platform message id -> ms: notes and replies the bridge sent (exactly-once/own-sends.ts, issue 16). */
   sentId: 'S:',
+  /** Rule name -> its open burst of customer messages (bursts/burst-store.ts, issue 28). */
+  burst: 'B:',
 } as const;
 
 export interface SendChain {

@@ -1,4 +1,5 @@
 import type { ConversationEvent } from '../events/conversation-event.js';
+import type { Burst, BurstSettings } from '../rules/burst.js';
 import type { ConversationFacts, Plan, PlannedAction } from '../rules/plan.js';
 
 /**
@@ -63,6 +64,10 @@ export interface RulesPort {
   ): ReplyWindowState;
   /** True when some rule uses `first_message` (so the worker must know it, from history if need be). */
   usesFirstMessage: boolean;
+  /** The debounced rules (issue 28): each customer message joins their bursts. */
+  bursts: readonly { rule: string; settings: BurstSettings }[];
+  /** A debounced rule evaluated on its burst; null when no such rule exists any more (a reload). */
+  evaluateBurst(rule: string, burst: Burst, facts: ConversationFacts, now: Date): Plan | null;
 }
 
 /** Sets `after:` and `window_closing` timers (timers/timers.ts: a delayed job and a registration). */

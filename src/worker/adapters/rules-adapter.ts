@@ -1,7 +1,7 @@
 import type { ConversationEvent } from '../../events/conversation-event.js';
 import type { CompiledCondition, CompiledRules } from '../../rules/compile-rules.js';
 import type { DefaultChannelKind } from '../../rules/default-channel-kind.js';
-import { evaluateRules } from '../../rules/evaluate-rules.js';
+import { evaluateBurstRule, evaluateRules } from '../../rules/evaluate-rules.js';
 import { replyWindow, resolveChannelKind } from '../../rules/reply-window.js';
 import type { RulesPort } from '../ports.js';
 
@@ -50,5 +50,10 @@ export function rulesPort(rules: CompiledRules, options: RulesPortOptions = {}):
       };
     },
     usesFirstMessage: rules.rules.some((rule) => usesFirstMessage(rule.condition)),
+    bursts: rules.rules.flatMap((rule) => (rule.burst ? [{ rule: rule.name, settings: rule.burst }] : [])),
+    evaluateBurst: (name, burst, facts, now) => {
+      const rule = rules.rules.find((r) => r.name === name && r.burst !== null);
+      return rule ? evaluateBurstRule(rules, rule, burst, facts, now) : null;
+    },
   };
 }

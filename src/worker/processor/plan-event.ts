@@ -51,6 +51,8 @@ export async function planEvent(
             : facts.firstEventKey,
       };
       prepared.facts = facts;
+      // Kept, so that a debounced rule judging first_message later knows it too (issue 28).
+      if (facts.firstEventKey === 'history') prepared.state.stageConversation('firstIn', 'history');
       planned = rules.evaluate(event, factsForEvaluation(facts, event), now);
     }
     if (deps.recorder) {

@@ -2,6 +2,7 @@ import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import { traceEventRun } from '../../observe/trace-context.js';
 import { type BatchedEvent, type EventBatchData, EventBatchDataSchema } from '../../queue/event-job.js';
 import { eventId, orderMember } from '../../queue/redis-keys.js';
+import { burstArg } from '../bursts/burst-store.js';
 import { RUN_TTL_SECONDS } from '../exactly-once/execute-actions.js';
 import { jobRetryDelay } from '../failures/backoff.js';
 import { BusinessPaused, deadLetter, failureOf, pauseOnFailure } from '../failures/job-failure-policy.js';
@@ -170,11 +171,16 @@ class EventBatch {
     return prepareEvents(this.deps.redis, this.deps.keys, {
       ...this.gateInput,
       now: Date.now(),
-      events: list.map((item) => ({
-        event: item.event,
-        member: this.member(item),
-        keys: this.depsOf(item).keys,
-      })),
+      events: list.map((item) => {
+        const deps = this.depsOf(item);
+        const burst = burstArg(item.event, deps.rules().bursts);
+        return {
+          event: item.event,
+          member: this.member(item),
+          keys: deps.keys,
+          ...(burst !== undefined ? { burst } : {}),
+        };
+      }),
     });
   }
 

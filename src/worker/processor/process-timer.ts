@@ -1,4 +1,6 @@
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
+import { isBurstJobData } from '../bursts/burst-job.js';
+import { processBurstJob } from '../bursts/process-burst.js';
 import { loadFacts } from '../conversation-facts.js';
 import { RunState } from '../exactly-once/execute-actions.js';
 import { handleJobFailure } from '../failures/job-failure-policy.js';
@@ -28,6 +30,8 @@ export async function processTimerJob(
   token: string | undefined,
   deps: EventProcessorDeps,
 ): Promise<TimerJobResult> {
+  // The timers queue also holds the jobs of bursts (issue 28).
+  if (isBurstJobData(job.data)) return processBurstJob(job, token, deps);
   const parsed = TimerJobDataSchema.safeParse(job.data);
   if (!parsed.success) {
     throw new UnrecoverableError(`job ${job.id} does not hold a valid timer: ${parsed.error.message}`);

@@ -1,5 +1,6 @@
 import { lazyChild } from '../../observe/logger.js';
 import type { BatchedEvent } from '../../queue/event-job.js';
+import { scheduleBursts } from '../bursts/burst-job.js';
 import { FACTS_TTL_SECONDS } from '../conversation-facts.js';
 import { staleSentMarks } from '../exactly-once/execute-actions.js';
 import type { ActionReport } from '../ports.js';
@@ -47,6 +48,10 @@ export async function runEvent(
   if (cancelledTimers.length > 0) {
     await removeTimerJobs(deps.timersQueue, cancelledTimers);
     log.info({ cancelledTimers }, 'cancelled timers');
+  }
+  // A customer message that began a burst of a debounced rule adds its job (issue 28).
+  if (prepared.startedBursts.length > 0) {
+    await scheduleBursts(deps.timersQueue, deps.keys, event, prepared.startedBursts, prepared.burstRules);
   }
 
   const rules = deps.rules();

@@ -5,6 +5,8 @@ import type { RedisClient } from '../../redis/redis-client.js';
 import { formatLocal } from '../../rules/business-time.js';
 import { replyWindow } from '../../rules/reply-window.js';
 import type { ChannelConfig, ChannelKind } from '../../rules/rules-settings-schema.js';
+import { isBurstJobData } from '../bursts/burst-job.js';
+import { burstTimerView } from '../bursts/burst-view.js';
 import { CONVERSATION_FIELDS } from '../conversation-facts.js';
 import { TimerJobDataSchema, timerField } from './timers.js';
 
@@ -17,14 +19,17 @@ import { TimerJobDataSchema, timerField } from './timers.js';
 export interface TimerView {
   timerId: string;
   rule: string;
-  /** `window_closing`, or `after` for a rule's `after:` timer. */
-  trigger: 'after' | 'window_closing';
+  /** `window_closing`, `after` for a rule's `after:` timer, `burst` for a debounced rule's burst (issue 28). */
+  trigger: 'after' | 'window_closing' | 'burst';
   clock: 'wall' | 'business';
   /** ISO instant. */
   dueAt: string;
   /** The due time in the config's zone, when known. */
   dueLocal: string | null;
-  /** `pending` (with the event kinds that cancel it), `firing`, or `cancelled` (its job not yet removed). */
+  /**
+   * `pending` (with the event kinds that cancel it), `firing`, or `cancelled` (its job not yet
+   * removed); a burst: `collecting N message(s)` (and what cancels it), `firing`, or `cancelled`.
+   */
   state: string;
 }
 
@@ -58,6 +63,14 @@ export async function listConversationClocks(
   const jobs = await timersQueue.getJobs([...PENDING_STATES]);
   const byConversation = new Map<string, { timers: TimerView[]; channel: ConversationEvent['channel'] }>();
   for (const job of jobs) {
+    if (isBurstJobData(job?.data)) {
+      const burst = await burstTimerView(redis, keys, job?.data, options);
+      if (burst === undefined) continue;
+      const entry = byConversation.get(burst.conversationId) ?? { timers: [], channel: burst.channel };
+      byConversation.set(burst.conversationId, entry);
+      entry.timers.push(burst.view);
+      continue;
+    }
     const parsed = TimerJobDataSchema.safeParse(job?.data);
     if (!parsed.success) continue;
     const data = parsed.data;

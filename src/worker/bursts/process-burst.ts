@@ -1,0 +1,187 @@
+import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
+import type { Burst } from '../../rules/burst.js';
+import { cooldownFields, loadFacts, type StoredFacts } from '../conversation-facts.js';
+import { RunState } from '../exactly-once/execute-actions.js';
+import { handleJobFailure } from '../failures/job-failure-policy.js';
+import type { ActionReport, ConversationFacts, FrozenPlan } from '../ports.js';
+import { ORDER_RECHECK_MS } from '../processor/order-gate.js';
+import type { EventProcessorDeps } from '../processor/processor-deps.js';
+import { runPlannedActions } from '../processor/run-planned-actions.js';
+import { type BurstJobData, BurstJobDataSchema } from './burst-job.js';
+import { claimBurst, readTakenBurst, releaseBurst } from './burst-store.js';
+
+/** Longest a due burst waits for earlier events of its conversation before it is evaluated anyway (as timers). */
+const MAX_WAIT_FOR_EARLIER_EVENTS_MS = 60_000;
+
+/** As a timer job reports itself (processor/process-timer.ts TimerJobResult). */
+export interface BurstJobResult {
+  timerId: string;
+  state: 'fired' | 'cancelled';
+  actions: ActionReport[];
+}
+
+/**
+ * A burst's job when it comes due (issue 28): like a timer, it first lets the events that reached
+ * the receiver before it be processed (a customer message still queued joins the burst, an agent
+ * reply cancels it), then claims the burst (bursts/burst-store.ts): not quiet long enough yet, it
+ * sleeps until the new due time; gone, it ends. Then the rule is evaluated once on the burst, the
+ * plan frozen in the burst's run state, and the actions run through the same ledger as an event's
+ * (each exactly once; a reply is checked against the reply window right before it is sent).
+ */
+export async function processBurstJob(
+  job: Job,
+  token: string | undefined,
+  deps: EventProcessorDeps,
+): Promise<BurstJobResult> {
+  const parsed = BurstJobDataSchema.safeParse(job.data);
+  if (!parsed.success) {
+    throw new UnrecoverableError(`job ${job.id} does not hold a valid burst: ${parsed.error.message}`);
+  }
+  const data = parsed.data;
+  const log = deps.log.child({ conversationId: data.conversationId, rule: data.rule, burstId: data.burstId });
+  const cancelled = (): BurstJobResult => ({ timerId: data.burstId, state: 'cancelled', actions: [] });
+
+  let burst: Burst;
+  if (data.replay === undefined) {
+    await waitForEarlierEvents(job, token, deps, data);
+    const claim = await claimBurst(deps.redis, deps.keys, {
+      conversationId: data.conversationId,
+      rule: data.rule,
+      burstId: data.burstId,
+      settings: data,
+      now: Date.now(),
+    });
+    if (claim.kind === 'wait') {
+      // A message extended the burst: sleep until the customer has been quiet long enough.
+      if (data.cut !== undefined || data.firstFiredAt !== undefined) {
+        const { cut: _cut, firstFiredAt: _first, ...rest } = data;
+        await job.updateData(rest);
+      }
+      await job.moveToDelayed(claim.dueAt, token);
+      throw new DelayedError();
+    }
+    if (claim.kind === 'unreadable') {
+      throw new UnrecoverableError(`burst ${data.burstId} of rule ${data.rule} is not readable in Redis`);
+    }
+    if (claim.kind === 'cancelled') {
+      log.info('burst was cancelled (or taken) before it was due');
+      return cancelled();
+    }
+    burst = claim.burst;
+  } else {
+    const taken = await readTakenBurst(deps.redis, deps.keys, data.burstId);
+    if (!taken) {
+      log.warn('replay of a burst whose messages are no longer kept: nothing to do');
+      return cancelled();
+    }
+    burst = taken.burst;
+  }
+  return runBurst(job, deps, data, burst, log);
+}
+
+/** The burst's plan (evaluated once, then read back) and its actions through the ledger. */
+async function runBurst(
+  job: Job,
+  deps: EventProcessorDeps,
+  data: BurstJobData,
+  burst: Burst,
+  log: EventProcessorDeps['log'],
+): Promise<BurstJobResult> {
+  const actions: ActionReport[] = [];
+  const release = (keepRun = true) => releaseBurst(deps.redis, deps.keys, data.burstId, keepRun);
+  let state: RunState | undefined;
+  try {
+    let facts: StoredFacts;
+    [facts, state] = await Promise.all([
+      loadFacts(deps.redis, deps.keys, data.conversationId),
+      RunState.load(deps.redis, deps.keys.run(data.burstId), deps.keys.conversation(data.conversationId)),
+    ]);
+    const rules = deps.rules();
+    let plan: FrozenPlan;
+    if (state.storedPlan) plan = JSON.parse(state.storedPlan) as FrozenPlan;
+    else {
+      const now = deps.now();
+      const planned = rules.evaluateBurst(data.rule, burst, burstFacts(facts, burst), now);
+      if (planned === null) log.warn('the rule is gone or no longer debounced (a reload): burst dropped');
+      plan = {
+        actions: planned?.actions ?? [],
+        matched: planned?.matched.map((m) => ({ rule: m.rule, cooldownMs: m.cooldownMs })) ?? [],
+      };
+      if (plan.actions.length > 0) state.stagePlan(JSON.stringify(plan));
+      if (planned) deps.onPlanFrozen?.(planned);
+      for (const [field, value] of Object.entries(cooldownFields(plan, now))) {
+        state.stageConversation(field, value);
+      }
+    }
+    deps.onPlan?.(plan, 'message_in');
+    const reports = await runPlannedActions(
+      deps,
+      {
+        scope: data.burstId,
+        event: burst.lastEvent,
+        conversationId: data.conversationId,
+        facts,
+        rules,
+        replay: data.replay !== undefined,
+        state,
+        log,
+      },
+      plan.actions,
+      actions,
+    );
+    await state.flush();
+    await release(false);
+    log.info(
+      { messages: burst.count, matched: plan.matched.length, actions: reports.length },
+      'burst evaluated',
+    );
+    return { timerId: data.burstId, state: 'fired', actions: reports };
+  } catch (error) {
+    await state?.flush().catch(() => undefined);
+    return handleJobFailure(job, error, deps.failurePolicy, {
+      queue: 'timers',
+      conversationId: data.conversationId,
+      eventKey: burst.lastEvent.key,
+      actions,
+      release,
+    });
+  }
+}
+
+/** The facts a burst is judged with: first_message holds when it holds the conversation's first message. */
+export function burstFacts(stored: StoredFacts, burst: Burst): ConversationFacts {
+  return {
+    lastCustomerMessageAt: stored.lastCustomerMessageAt,
+    isFirstCustomerMessage: stored.firstEventKey === null || stored.firstEventKey === burst.firstEventKey,
+    onceMarks: stored.onceMarks,
+    cooldowns: stored.cooldowns,
+  };
+}
+
+/** The first recheck of a burst waiting for earlier events: they usually take milliseconds. */
+const FIRST_RECHECK_MS = 100;
+
+/**
+ * Events that reached the receiver before the burst came due run first (for at most a minute),
+ * as for timers: the job parks while the conversation's head arrived before. It looks again soon
+ * (100 ms), then less often (half the time waited so far, at most the order's recheck period), so
+ * that a customer who keeps writing does not hold a burst seconds past its max_wait.
+ */
+async function waitForEarlierEvents(
+  job: Job,
+  token: string | undefined,
+  deps: EventProcessorDeps,
+  data: BurstJobData,
+): Promise<void> {
+  const now = Date.now();
+  const cut = data.cut ?? Number((await deps.redis.get(deps.keys.arrival)) ?? '0');
+  const firstFiredAt = data.firstFiredAt ?? now;
+  const head = await deps.redis.zrange(deps.keys.order(data.conversationId), 0, 0, 'WITHSCORES');
+  const headArrival = head[1] === undefined ? Number.POSITIVE_INFINITY : Number(head[1]);
+  if (headArrival <= cut && now - firstFiredAt < MAX_WAIT_FOR_EARLIER_EVENTS_MS) {
+    await job.updateData({ ...data, cut, firstFiredAt });
+    const recheck = Math.min(ORDER_RECHECK_MS, Math.max(FIRST_RECHECK_MS, (now - firstFiredAt) / 2));
+    await job.moveToDelayed(now + recheck, token);
+    throw new DelayedError();
+  }
+}
