@@ -10,10 +10,12 @@ import { type ResolvedEventInput, resolveEventInput } from '../record/event-inpu
 import { FactsJsonSchema, factsFromJson } from '../record/recorded-event.js';
 import { localTime } from '../rules/business-hours.js';
 import { evaluateRules } from '../rules/evaluate-rules.js';
+import { formatBurstRuns } from '../rules/format-bursts.js';
 import { formatPlan } from '../rules/format-plan.js';
 import type { ConversationFacts } from '../rules/plan.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
+import { burstMessages, explainBursts } from './explain-bursts.js';
 import type { CliIo } from './io.js';
 import { pickBusiness } from './pick-business.js';
 
@@ -24,11 +26,15 @@ Examples:
   $ convo-bridge explain --event catalog.json --now 2026-11-23T03:15:00Z --json
   $ convo-bridge explain --event late.json --facts facts.json
   $ convo-bridge explain --config agency.yaml --business toko-a --event complaint.json
+  $ convo-bridge explain --event halo.json --event tanya.json --event pesanan.json   # one burst
 
 The event file is a canonical ConversationEvent (JSON). The facts file describes the
 conversation before the event: {"lastCustomerMessageAt": ISO or null,
 "isFirstCustomerMessage": bool, "onceMarks": {"rule#0": ISO}, "cooldowns": {"rule": ISO}}.
 Without --facts: no earlier customer message, not the first one, nothing sent yet.
+Debounced rules (debounce:) are shown under "bursts": each is evaluated once on the burst the
+customer messages form. Give --event several times for a burst of several messages (one
+conversation, grouped by when each was received; the plan above is then the last one's).
 A recorded line (convo-bridge events export, one line saved as a file) brings its own facts
 and instant; --facts and --now override them.
 Unset \${VAR}s in the config are allowed here (nothing is called).`;
@@ -39,7 +45,8 @@ export function registerExplainCommand(program: Command, io: CliIo): void {
     .description('show which rules match an event, why the others do not, and the actions that would run')
     .requiredOption(
       '-e, --event <file>',
-      'event JSON file: a webhook body as the platform sends it, or a canonical ConversationEvent',
+      'event JSON file: a webhook body as the platform sends it, or a canonical ConversationEvent; repeat it for a burst of customer messages',
+      (file: string, earlier: string[] | undefined) => [...(earlier ?? []), file],
     )
     .option('-c, --config <file>', 'config file (default: config/bridge.yaml, then $CONVO_BRIDGE_CONFIG)')
     .option(
@@ -52,7 +59,7 @@ export function registerExplainCommand(program: Command, io: CliIo): void {
     .addHelpText('after', EXAMPLES)
     .action(
       async (options: {
-        event: string;
+        event: string[];
         config?: string;
         now?: string;
         facts?: string;
@@ -78,16 +85,36 @@ export function registerExplainCommand(program: Command, io: CliIo): void {
           });
         }
         const business = pickBusiness(loaded, options.business);
-        const input = await readEventInput(options.event, givenNow);
+        const inputs = [];
+        for (const path of options.event) inputs.push({ path, input: await readEventInput(path, givenNow) });
+        const messages = burstMessages(inputs);
+        const input = (inputs[inputs.length - 1] as (typeof inputs)[number]).input;
         const { event } = input;
         const now = givenNow ?? input.now ?? new Date();
         const facts =
-          options.facts === undefined ? (input.facts ?? defaultFacts()) : await readFactsFile(options.facts);
+          options.facts === undefined
+            ? (inputs[0]?.input.facts ?? input.facts ?? defaultFacts())
+            : await readFactsFile(options.facts);
         const plan = evaluateRules(business.rules, event, facts, now);
+        const bursts = explainBursts(business.rules, messages, facts);
         if (options.json) {
-          io.stdout(`${JSON.stringify({ now: now.toISOString(), event: event.key, ...plan }, null, 2)}\n`);
+          const shown = bursts.map(({ plan: p, ...run }) => ({
+            ...run,
+            outcomes: p.outcomes,
+            actions: p.actions,
+          }));
+          const extra = business.rules.bursts.length > 0 ? { bursts: shown } : {};
+          io.stdout(
+            `${JSON.stringify({ now: now.toISOString(), event: event.key, ...plan, ...extra }, null, 2)}\n`,
+          );
         } else {
-          io.stdout(formatPlan(plan, event, now, localTime(now, business.config.timezone).label));
+          const text = formatPlan(plan, event, now, localTime(now, business.config.timezone).label);
+          const section = formatBurstRuns(bursts, business.config.timezone, messages.length);
+          io.stdout(
+            section.length === 0
+              ? text
+              : text.replace(/\n\(explain only plans/, `\n${section.join('\n')}\n(explain only plans`),
+          );
         }
       },
     );

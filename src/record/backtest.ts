@@ -1,7 +1,8 @@
 import type { CompiledRules } from '../rules/compile-rules.js';
-import { evaluateRules } from '../rules/evaluate-rules.js';
-import type { ConversationFacts, PlannedAction } from '../rules/plan.js';
+import { evaluateBurstRule, evaluateRules } from '../rules/evaluate-rules.js';
+import type { ConversationFacts, Plan, PlannedAction } from '../rules/plan.js';
 import { replyWindow } from '../rules/reply-window.js';
+import { BurstSimulation } from './backtest-bursts.js';
 import {
   type ActionSummary,
   factsFromJson,
@@ -18,7 +19,8 @@ import {
  * due, cancelled by an event of an `unless` kind, as worker/processor/prepare-run.ts does) and the reply window
  * (timer replies are re-checked when they fire). The facts of a conversation's first recorded
  * event seed the simulation, so a recording that starts mid-conversation still knows what the
- * bridge knew then.
+ * bridge knew then. Debounced rules (issue 28) are evaluated once per burst of the recorded
+ * customer messages (backtest-bursts.ts); a burst's plan is told with its last message.
  */
 
 /** What one side (before or after) did for one event. */
@@ -134,23 +136,14 @@ export function simulate(rules: CompiledRules, lines: readonly RecordedEvent[], 
         }
       }
     };
-    for (const line of group) {
-      const now = Date.parse(line.now);
-      pending = fireDue(pending, now, fire);
-      const event = line.event;
-      pending = pending.filter((t) => !t.unless.includes(event.kind));
-      if (event.kind === 'message_in') {
-        const at = new Date(event.occurredAt);
-        if (lastIn === null || at > lastIn) lastIn = at;
-        firstKey ??= event.key;
-      }
-      const facts: ConversationFacts = {
-        lastCustomerMessageAt: lastIn,
-        isFirstCustomerMessage: event.kind === 'message_in' && firstKey === event.key,
-        onceMarks: { ...onceMarks },
-        cooldowns: { ...cooldowns },
-      };
-      const plan = evaluateRules(rules, event, facts, new Date(now));
+    const facts = (isFirst: boolean): ConversationFacts => ({
+      lastCustomerMessageAt: lastIn,
+      isFirstCustomerMessage: isFirst,
+      onceMarks: { ...onceMarks },
+      cooldowns: { ...cooldowns },
+    });
+    // What the worker keeps of a plan it ran: cooldowns, once-marks, timers, the first escalation.
+    const ran = (plan: Plan, now: number) => {
       const at = new Date(now).toISOString();
       for (const m of plan.matched) if (m.cooldownMs !== null) cooldowns[m.rule] = at;
       for (const action of plan.actions) {
@@ -160,8 +153,45 @@ export function simulate(rules: CompiledRules, lines: readonly RecordedEvent[], 
         }
         if (isNeedHuman(action)) escalate(now);
       }
-      events.push({ ...baseSummary(line), ...summarizePlan(plan) });
+    };
+    const bursts = new BurstSimulation<EventPlanSummary>(rules, (rule, burst, due, summary) => {
+      pending = fireDue(pending, due, fire);
+      const plan = evaluateBurstRule(
+        rules,
+        rule,
+        burst,
+        facts(firstKey === burst.firstEventKey),
+        new Date(due),
+      );
+      ran(plan, due);
+      const told = summarizePlan(plan);
+      summary.matched.push(...told.matched);
+      summary.actions.push(...told.actions);
+      summary.blocked.push(...told.blocked);
+    });
+    for (const line of group) {
+      const now = Date.parse(line.now);
+      const event = line.event;
+      bursts.endDue(Date.parse(event.receivedAt));
+      pending = fireDue(pending, now, fire);
+      pending = pending.filter((t) => !t.unless.includes(event.kind));
+      if (event.kind === 'message_in') {
+        const at = new Date(event.occurredAt);
+        if (lastIn === null || at > lastIn) lastIn = at;
+        firstKey ??= event.key;
+      }
+      const plan = evaluateRules(
+        rules,
+        event,
+        facts(event.kind === 'message_in' && firstKey === event.key),
+        new Date(now),
+      );
+      ran(plan, now);
+      const summary: EventPlanSummary = { ...baseSummary(line), ...summarizePlan(plan) };
+      events.push(summary);
+      bursts.onEvent(event, summary);
     }
+    bursts.endAll();
     fireDue(pending, horizon, fire);
   }
   return { events, escalatedAt, timerActions };

@@ -7,6 +7,11 @@ import { describeZodIssues, factsFromJson, looksRecorded, RecordedEventSchema } 
 /** What an event input resolves to; facts and now only when a recorded line carried them. */
 export interface ResolvedEventInput {
   event: ConversationEvent;
+  /**
+   * Which shape it was: a webhook body's `receivedAt` is the instant given to resolve it, not one of
+   * its own (bursts group messages by their times: explain, issue 28).
+   */
+  source?: 'webhook' | 'event' | 'recorded';
   facts?: ConversationFacts;
   now?: Date;
 }
@@ -31,7 +36,12 @@ export function resolveEventInput(value: unknown, where: string, receivedAt: Dat
     const line = parsed.data;
     return {
       ok: true,
-      value: { event: line.event, facts: factsFromJson(line.facts), now: new Date(line.now) },
+      value: {
+        event: line.event,
+        facts: factsFromJson(line.facts),
+        now: new Date(line.now),
+        source: 'recorded',
+      },
     };
   }
   const looksCanonical = typeof value === 'object' && value !== null && 'v' in value && 'kind' in value;
@@ -44,7 +54,7 @@ export function resolveEventInput(value: unknown, where: string, receivedAt: Dat
         message: `${where}: ${field}: ${JSON.stringify(text)} is not a time: write ISO-8601 with a zone (2026-11-23T03:15:00Z), Unix seconds or milliseconds, or WIB "2026-11-23 10:15:00"; or leave it out to use the time of evaluation`,
       };
     }
-    if (normalized.ok) return { ok: true, value: { event: normalized.event } };
+    if (normalized.ok) return { ok: true, value: { event: normalized.event, source: 'webhook' } };
     return {
       ok: false,
       message:
@@ -60,5 +70,5 @@ export function resolveEventInput(value: unknown, where: string, receivedAt: Dat
       message: `${where} is not a canonical ConversationEvent:\n${describeZodIssues(where, parsed.error)}\n(see src/events/conversation-event.ts for the fields)`,
     };
   }
-  return { ok: true, value: { event: parsed.data } };
+  return { ok: true, value: { event: parsed.data, source: 'event' } };
 }

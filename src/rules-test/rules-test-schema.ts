@@ -48,6 +48,12 @@ export const ExpectSchema = z
       .array(z.string())
       .optional()
       .describe('Reply action ids the closed reply window replaces by when_closed (use [] for none).'),
+    bursts: z
+      .array(z.number().int().positive())
+      .optional()
+      .describe(
+        'With burst: the number of messages in each burst the debounced rules were evaluated on, in the order the bursts end.',
+      ),
   })
   .refine((e) => Object.keys(e).length > 0, { error: 'expect needs at least one check' });
 export type Expect = z.output<typeof ExpectSchema>;
@@ -76,6 +82,23 @@ export const RuleTestCaseSchema = z
       'The conversation before the event (as for explain --facts). Default: none known, not the first message.',
     ),
     now: nowSchema.optional(),
+    burst: z
+      .array(
+        z.strictObject({
+          at: z.iso
+            .datetime({
+              offset: true,
+              error: 'expected an ISO-8601 instant with a zone (e.g. 2026-11-23T03:15:00Z)',
+            })
+            .describe('When the bridge received the message.'),
+          text: z.string().describe('The message text.'),
+        }),
+      )
+      .min(1, { error: 'list at least one message' })
+      .optional()
+      .describe(
+        'Customer messages of one burst (or several): each is the event with this text, received at this time. The case then checks what the debounced rules do when each burst ends (per-message rules are not run).',
+      ),
     expect: ExpectSchema,
   })
   .refine((c) => (c.event === undefined) !== (c.event_file === undefined), {

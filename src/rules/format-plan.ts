@@ -15,7 +15,7 @@ export function formatPlan(plan: Plan, event: ConversationEvent, now: Date, time
   lines.push('rules:');
   const width = Math.min(32, Math.max(4, ...plan.outcomes.map((o) => o.rule.length)));
   for (const outcome of plan.outcomes) {
-    const mark = outcome.status === 'matched' ? 'MATCH' : 'no   ';
+    const mark = outcome.status === 'matched' ? 'MATCH' : outcome.debounced ? 'burst' : 'no   ';
     lines.push(`  ${mark} ${outcome.rule.padEnd(width)}  ${outcome.reason}`);
     for (const note of outcome.notes) lines.push(`        ${' '.repeat(width)}  note: ${note}`);
   }
@@ -33,7 +33,7 @@ export function formatPlan(plan: Plan, event: ConversationEvent, now: Date, time
   return `${lines.join('\n')}\n`;
 }
 
-function describeAction(action: PlannedAction, number: string, indent: string, lines: string[]): void {
+export function describeAction(action: PlannedAction, number: string, indent: string, lines: string[]): void {
   const head = `${indent}${number} [${action.id}]`;
   switch (action.type) {
     case 'note':

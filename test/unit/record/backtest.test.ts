@@ -175,6 +175,65 @@ describe('backtest', () => {
   });
 });
 
+describe('backtest with a debounced rule (issue 28)', () => {
+  const debounced = config(
+    'refund',
+    `  - name: answer-burst
+    on: message_in
+    debounce: 2m
+    unless: agent_reply
+    if: { text: { all_keywords: [ pesanan, "belum sampai" ] } }
+    then: [ { reply: { text: "{{burst.count}} pesan" } }, { need_human: true } ]
+`,
+  );
+  const burstLines = [
+    line('b-1', 0, { text: 'halo' }),
+    line('b-1', 1, { text: 'pesanan saya' }),
+    line('b-1', 2, { text: 'belum sampai' }), // one burst of 3: answered at +4m, told with this message
+    line('b-1', 10, { text: 'pesanan sudah belum sampai' }), // a burst of its own, at the end: answered at +12m
+    line('b-2', 0, { text: 'pesanan belum sampai' }),
+    line('b-2', 1, { ...agent, text: 'sudah kami cek' }), // cancels b-2's burst
+  ];
+
+  it('regroups the recorded customer messages into bursts and tells each burst with its last message', () => {
+    const side = simulate(debounced, burstLines, Date.parse(burstLines[burstLines.length - 1]?.now ?? ''));
+    const told = side.events.map((e) => [e.conversationId, e.text, e.matched, e.actions.map((a) => a.id)]);
+    expect(told).toEqual([
+      ['b-1', 'halo', [], []],
+      ['b-1', 'pesanan saya', [], []],
+      ['b-1', 'belum sampai', ['answer-burst'], ['answer-burst#0', 'answer-burst#1']],
+      ['b-1', 'pesanan sudah belum sampai', ['answer-burst'], ['answer-burst#0', 'answer-burst#1']],
+      ['b-2', 'pesanan belum sampai', [], []],
+      ['b-2', 'sudah kami cek', [], []],
+    ]);
+    // Escalated when the burst ended (2 minutes after its last message), not at a message.
+    expect(side.escalatedAt.get('b-1')).toBe(at(4).toISOString());
+    expect(side.escalatedAt.has('b-2')).toBe(false);
+  });
+
+  it('compares a debounced rule with the per-message rule it replaces (--baseline)', () => {
+    const perMessage = config(
+      'refund',
+      `  - name: answer-burst
+    on: message_in
+    if: { text: { all_keywords: [ pesanan, "belum sampai" ] } }
+    then: [ { reply: { text: "1 pesan" } }, { need_human: true } ]
+`,
+    );
+    const r = backtest(burstLines, debounced, { baseline: perMessage });
+    expect(r.rules.find((x) => x.rule === 'answer-burst')).toEqual({
+      rule: 'answer-burst',
+      before: 2,
+      after: 2,
+    });
+    // b-2: answered per message before; the agent's reply cancels the burst after.
+    expect(r.escalations).toEqual([
+      { conversationId: 'b-1', before: at(10).toISOString(), after: at(4).toISOString(), change: 'earlier' },
+      { conversationId: 'b-2', before: at(0).toISOString(), after: null, change: 'no longer' },
+    ]);
+  });
+});
+
 describe('golden plans (--expect)', () => {
   it('agree with themselves and catch a changed plan', () => {
     const before = backtest(recorded, OLD).plans;
