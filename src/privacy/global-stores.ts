@@ -15,7 +15,10 @@ const isObject = (value: unknown): value is Loose => typeof value === 'object' &
 
 export interface DeadLetterShare {
   erased: number;
-  /** Event keys of the erased dead letters (their runs' state is kept for a replay: erase it too). */
+  /**
+   * Event keys of the erased dead letters, and the ids of erased timers and bursts (their runs'
+   * state is kept for a replay, under these: erase it too).
+   */
   eventKeys: string[];
 }
 
@@ -43,6 +46,9 @@ export async function forgetDeadLetters(
       if (belongsTo({ conversationId: entry.conversationId, business: businessOf(entry) }, ref)) {
         share.erased += 1;
         if (typeof entry.eventKey === 'string') share.eventKeys.push(entry.eventKey);
+        // A timer's or a burst's run state (kept for the replay) is keyed by its id (issue 28).
+        const runId = isObject(entry.data) ? (entry.data.burstId ?? entry.data.timerId) : undefined;
+        if (entry.queue === 'timers' && typeof runId === 'string') share.eventKeys.push(runId);
         if (!dryRun) await redis.multi().del(keys.dead(id)).zrem(keys.deadIndex, id).exec();
         continue;
       }

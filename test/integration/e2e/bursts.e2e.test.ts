@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../src/base/wait-for.js';
@@ -7,7 +9,8 @@ import { burstField, parseBurstRegistration } from '../../../src/worker/bursts/b
 import { type ConversationClocks, listConversationClocks } from '../../../src/worker/timers/list-timers.js';
 import { exampleConfig } from '../../support/bridge-harness.js';
 import { cli } from '../../support/cli-in-process.js';
-import { createWorld, type World } from '../../support/e2e-world.js';
+import { createWorld, E2E, type World } from '../../support/e2e-world.js';
+import { everyKeyAndValue, keysHolding } from '../../support/scan-redis.js';
 
 /**
  * Issue 28, bursts, end to end: real `convo-bridge` processes from the build, the emulator, and
@@ -132,6 +135,54 @@ describe('bursts end to end', () => {
     await w.settled();
     expect(w.apiMessages('c-agent')).toEqual([]);
     expect(await w.redis.exists(w.queueKey('c-agent', 'timers', open.stored.id))).toBe(0);
+  });
+
+  it('forget erases an open burst and a dead-lettered one: their texts leave Redis', async () => {
+    world = await createWorld({
+      config: await exampleConfig({ hours: 'open', extraRules: `${ANSWER}\n${WATCH}` }),
+    });
+    const w = world;
+    const phone = `0812-${Date.now() % 10_000}-7788`;
+    w.conversation('c-forget-open', { type: 'whatsapp_qr', id: 'ch_wa_qr' });
+    w.say('c-forget-open', 'halo');
+    w.say('c-forget-open', `nomor saya ${phone}`);
+    const open = await burstOf(w, 'c-forget-open', 'watch-burst', 2);
+    expect(open.burst.texts).toEqual(['halo', `nomor saya ${phone}`]);
+    // A conversation the platform does not know: the burst's reply is refused for good, and its
+    // dead letter keeps the burst (with the phone number) for a replay.
+    const fixture = JSON.parse(
+      await readFile(join('test', 'fixtures', 'webhooks', 'channel-message-in.json'), 'utf8'),
+    );
+    const response = await fetch(`http://127.0.0.1:${w.env.PORT}${E2E.path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: E2E.webhookSecret },
+      body: JSON.stringify({
+        ...fixture,
+        conversation_id: 'c-forget-dead',
+        message: { ...fixture.message, id: `m-${phone}`, content: { type: 'text', text: `telpon ${phone}` } },
+      }),
+    });
+    expect(response.status).toBe(200);
+    await waitFor(async () => (await w.redis.zcard(w.keys.deadIndex)) === 1, {
+      timeoutMs: 20_000,
+      what: 'the refused burst reply to be dead-lettered',
+    });
+    await w.settled({ quietMs: 1_000 });
+    expect(keysHolding(await everyKeyAndValue(w.redis), [phone]).size).toBeGreaterThan(2);
+    const flags = ['--redis-url', w.env.REDIS_URL ?? '', '--prefix', w.prefix];
+    const run = await cli([
+      'forget',
+      ...flags,
+      '--conversation',
+      'c-forget-open',
+      '--conversation',
+      'c-forget-dead',
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/dead letters\s+1/);
+    const left = keysHolding(await everyKeyAndValue(w.redis), [phone, 'c-forget-open', 'c-forget-dead']);
+    expect(Object.fromEntries(left)).toEqual({});
+    expect(await w.redis.exists(w.queueKey('c-forget-open', 'timers', open.stored.id))).toBe(0);
   });
 
   it('SIGKILL of the worker mid-burst, and again after it took the burst: exactly one reply', async () => {
