@@ -69,9 +69,11 @@ describe('bursts end to end', () => {
       emulator: { clocks: async (id) => (source ? source(id) : null) },
     });
     const w = world;
-    const timersQueue = new Queue(QUEUE_NAMES.timers, { connection: w.redis, prefix: w.prefix });
+    // The conversation's shard (the cluster project runs this file on several).
+    const shard = w.layout.shardOf('c-burst');
+    const timersQueue = new Queue(QUEUE_NAMES.timers, { connection: w.redis, prefix: shard.queuePrefix });
     source = async (id) =>
-      (await listConversationClocks(w.redis, w.keys, timersQueue, { conversationId: id }))[0] ?? null;
+      (await listConversationClocks(w.redis, shard.keys, timersQueue, { conversationId: id }))[0] ?? null;
     // WhatsApp Business API: the reply window applies, and the burst's reply goes through its guard.
     w.conversation('c-burst', { type: 'whatsapp_api', id: 'ch_waba_1' });
     w.say('c-burst', 'halo');

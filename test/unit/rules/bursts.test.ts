@@ -212,6 +212,32 @@ describe('a burst as its rule sees it', () => {
     );
   });
 
+  it("a burst's reply goes through the reply window like any reply: closed, when_closed is planned instead", () => {
+    const waba = { id: 'ch_waba_1', name: null, engine: 'whatsapp' };
+    // Messages the platform delivered 25 hours late: the 24-hour window of the last one is closed.
+    const late = { channel: waba, occurredAt: new Date(T0 - 25 * 3_600_000).toISOString() };
+    const stale = addToBurst(
+      startBurst(message('pesanan saya', 0, late)),
+      message('belum sampai', 500, late),
+    );
+    const plan = evaluateBurstRule(rules, rule, stale, noFacts, new Date(T0 + 2_500));
+    expect(plan.matched).toHaveLength(1);
+    expect(plan.blockedReplies).toEqual([{ rule: 'answer-once', actionId: 'answer-once#0' }]);
+    expect(plan.actions).toMatchObject([
+      { id: 'answer-once#0~closed.0', type: 'note', text: 'closed for answer-once' },
+    ]);
+    const fresh = addToBurst(
+      startBurst(message('pesanan saya', 0, { channel: waba })),
+      message('belum sampai', 500, { channel: waba }),
+    );
+    expect(evaluateBurstRule(rules, rule, fresh, noFacts, new Date(T0 + 2_500)).actions).toMatchObject([
+      {
+        type: 'reply',
+        window: { applies: true, channelKind: 'whatsapp_api', closesAt: '2026-11-24T03:15:00.500Z' },
+      },
+    ]);
+  });
+
   it('keeps each message to 1,000 characters and the burst to 4,000 bytes; later texts count but are dropped', () => {
     let big = startBurst(message('a'.repeat(1_500), 0));
     expect(big.texts[0]).toHaveLength(BURST_TEXT_LIMITS.messageChars);
