@@ -113,7 +113,7 @@ export async function forgetConversation(
 
   // 2. Its jobs, their event log, dead letters, and the run state those kept for a replay.
   const eventKeys: string[] = [];
-  await eraseJobs(redis, layout, ref, dryRun, eventKeys, erased, started + waitMs);
+  await eraseJobs(redis, layout, ref, dryRun, eventKeys, erased, { started, deadline: started + waitMs });
   for (const name of ['events', 'timers'] as const) {
     erased['queue event log'] += await forgetStreamEntries(redis, shard, name, ref, dryRun);
   }
@@ -140,7 +140,7 @@ async function eraseJobs(
   dryRun: boolean,
   eventKeys: string[],
   erased: Record<ForgetStore, number>,
-  deadline: number,
+  time: { started: number; deadline: number },
 ): Promise<void> {
   const shard = layout.shardOf(ref.conversationId);
   for (;;) {
@@ -150,12 +150,13 @@ async function eraseJobs(
       ['timers', 'timer jobs'],
     ] as const) {
       const share = await forgetJobs(redis, shard, name, ref, dryRun);
-      erased[store] += share.removed + share.rewritten + (dryRun ? share.held : 0);
+      erased[store] += share.removed + share.rewritten;
       eventKeys.push(...share.eventKeys);
       held += share.held;
     }
     if (dryRun || held === 0) return;
-    if (Date.now() >= deadline) throw new ForgetBusyError(ref.conversationId, held, Date.now() - deadline);
+    if (Date.now() >= time.deadline)
+      throw new ForgetBusyError(ref.conversationId, held, Date.now() - time.started);
     await sleep(200);
   }
 }
