@@ -389,6 +389,57 @@ const destinationSchema = z
   })
   .transform((d) => ({ url: d.url, secret: d.secret ?? null, timeoutMs: d.timeout, retries: d.retries }));
 
+/**
+ * record.redact (issue 27): texts replaced, or kinds of personal data masked in texts, captions and
+ * names. `personal` is the shortcut for the four kinds; each may still be set on its own. All off
+ * by default, as before issue 27: a recording is for backtests, and masked texts judge keyword and
+ * regex conditions differently.
+ */
+const redactSchema = z
+  .strictObject({
+    texts: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Store texts and captions as "[redacted]" (backtests then cannot judge keywords or regexes).',
+      ),
+    personal: z
+      .boolean()
+      .default(false)
+      .describe('Shortcut: the default of phones, emails, cards and national_ids.'),
+    phones: z
+      .boolean()
+      .optional()
+      .describe(
+        'Replace runs of 7 or more digits (phone numbers: +62 812-3456-7890, 0812 3456 7890, (021) 555-1234) in texts and names by "#". Unset: personal.',
+      ),
+    emails: z
+      .boolean()
+      .optional()
+      .describe(
+        'Replace the letters and digits of e-mail addresses in texts and names by "#". Unset: personal.',
+      ),
+    cards: z
+      .boolean()
+      .optional()
+      .describe(
+        'Replace payment card numbers (13-19 digits, single spaces or dashes between, Luhn check passed) in texts and names by "#". Unset: personal.',
+      ),
+    national_ids: z
+      .boolean()
+      .optional()
+      .describe(
+        'Replace Indonesian identity numbers (NIK: 16 digits with a province code, a birth date and a serial) in texts and names by "#". Unset: personal.',
+      ),
+  })
+  .transform((r) => ({
+    texts: r.texts,
+    phones: r.phones ?? r.personal,
+    emails: r.emails ?? r.personal,
+    cards: r.cards ?? r.personal,
+    nationalIds: r.national_ids ?? r.personal,
+  }));
+
 const recordSchema = z
   .strictObject({
     enabled: z
@@ -401,26 +452,13 @@ const recordSchema = z
     max_count: integer(1, 10_000_000)
       .prefault(100_000)
       .describe('At most this many recorded events are kept (the oldest go first).'),
-    redact: z
-      .strictObject({
-        texts: z
-          .boolean()
-          .default(false)
-          .describe(
-            'Store texts and captions as "[redacted]" (backtests then cannot judge keywords or regexes).',
-          ),
-        phones: z
-          .boolean()
-          .default(false)
-          .describe('Replace runs of 7 or more digits (phone numbers) in texts and names by "#".'),
-      })
-      .prefault({}),
+    redact: redactSchema.prefault({}),
   })
   .transform((r) => ({
     enabled: r.enabled,
     maxAgeMs: r.max_age,
     maxCount: r.max_count,
-    redact: { texts: r.redact.texts, phones: r.redact.phones },
+    redact: r.redact,
   }));
 
 const tracingSchema = z
