@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { closestNameHint } from '../base/closest-name.js';
 import { parseSize, SIZE_HINT, SIZE_REGEX_SOURCE } from '../base/duration.js';
+import { ConversationEventSchema } from '../events/conversation-event.js';
 import { durationSchema, ruleSchema } from '../rules/rule-schema.js';
 import {
   businessHoursSchema,
@@ -380,14 +382,48 @@ const logSchema = z.strictObject({
   level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
+/**
+ * The fields of the event a forward carries (`{type, rule, action, event}`: docs/rules.md,
+ * "Forward to a CRM"), as the CRM sees them; what `destinations.NAME.fields` may name (issue 27).
+ */
+export const FORWARD_FIELDS = ConversationEventSchema.keyof().options;
+export type ForwardField = (typeof FORWARD_FIELDS)[number];
+
+const forwardFieldSchema = z.enum(FORWARD_FIELDS, {
+  error: (issue) => {
+    if (typeof issue.input !== 'string')
+      return `name a field of the event: one of ${FORWARD_FIELDS.join(', ')}`;
+    const written = issue.input;
+    const head = written.split('.')[0] ?? '';
+    const hint = (FORWARD_FIELDS as readonly string[]).includes(head)
+      ? `: fields are named whole; "${head}" carries it`
+      : closestNameHint(written, FORWARD_FIELDS, FORWARD_FIELDS.length);
+    return `"${written}" is not a field of a forwarded event${hint}`;
+  },
+});
+
 const destinationSchema = z
   .strictObject({
     url: httpUrl('https://crm.example.com/hooks'),
     secret: nonEmpty.optional(),
     timeout: durationSchema.prefault('10s'),
     retries: integer(0, 10).prefault(3),
+    fields: z
+      .array(forwardFieldSchema)
+      .min(1, { error: 'name at least one field, or leave fields out to send the whole event' })
+      .optional()
+      .describe(
+        'Only these fields of the event go to this destination (type, rule and action always do); unset: the whole event. E.g. [kind, conversationId, channel, occurredAt] for a CRM that needs no text.',
+      ),
   })
-  .transform((d) => ({ url: d.url, secret: d.secret ?? null, timeoutMs: d.timeout, retries: d.retries }));
+  .transform((d) => ({
+    url: d.url,
+    secret: d.secret ?? null,
+    timeoutMs: d.timeout,
+    retries: d.retries,
+    // In the event's own order, each once: the CRM sees the same shape whatever order was written.
+    fields: d.fields === undefined ? null : FORWARD_FIELDS.filter((field) => d.fields?.includes(field)),
+  }));
 
 /**
  * record.redact (issue 27): texts replaced, or kinds of personal data masked in texts, captions and

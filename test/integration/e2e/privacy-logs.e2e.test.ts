@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../src/base/wait-for.js';
+import { startCrmSink } from '../../support/bridge-harness.js';
 import { createWorld, E2E, type World } from '../../support/e2e-world.js';
 import { startOtlpReceiver } from '../../support/otlp-receiver.js';
 
@@ -15,6 +16,7 @@ import { startOtlpReceiver } from '../../support/otlp-receiver.js';
  * acknowledgement without its success marker that echoes the text, a reply the client refuses
  * before sending, a CRM that refuses a forward and echoes it, bodies kept in quarantine
  * (authenticated but not understood, and of an unknown event), plus the happy path with a timer.
+ * On the way, a destination that names its `fields` receives only those (issue 27, item 3 too).
  */
 const NAME = 'Siti Rahmawati';
 const PHONE = '+62 812-3456-7890';
@@ -65,6 +67,7 @@ record: { enabled: true }
 destinations:
   crm: { url: "\${CRM_WEBHOOK_URL}", secret: "\${CRM_SECRET}" }
   broken: { url: "\${BROKEN_CRM_URL}", retries: 0 }
+  audit: { url: "\${AUDIT_URL}", secret: audit-secret, fields: [ kind, conversationId, occurredAt ] }
 rules:
   - name: happy
     on: message_in
@@ -74,6 +77,7 @@ rules:
       - need_human: true
       - reply: { text: "Halo {{customer.name}}, pesan Anda: {{event.text}}" }
       - forward: crm
+      - forward: audit
       - after: 1s
         unless: agent_reply
         then: [ { note: "Pengingat {{customer.name}}: {{event.text}}" }, { forward: crm } ]
@@ -208,11 +212,14 @@ describe('no customer data in logs, traces or error messages (issue 27)', () => 
       closers.push(crm.close);
       const otlp = await startOtlpReceiver();
       closers.push(otlp.close);
+      const audit = await startCrmSink('audit-secret');
+      closers.push(audit.close);
       world = await createWorld({
         config: CONFIG,
         env: {
           PLATFORM_BASE_URL: platform.url,
           BROKEN_CRM_URL: crm.url,
+          AUDIT_URL: audit.url,
           LOG_LEVEL: level,
           OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
           OTEL_BSP_SCHEDULE_DELAY: '100',
@@ -255,7 +262,14 @@ describe('no customer data in logs, traces or error messages (issue 27)', () => 
         what: 'the happy path, its timer included',
       });
       expect(crm.received()).toBe(1);
-      // The CRM got the whole event, texts and names included (what a forward is for).
+      // destinations.audit.fields: the audit CRM got the three fields it names and no text or name.
+      await waitFor(() => audit.requests.length === 1, { timeoutMs: 10_000, what: 'the audit forward' });
+      const forwarded = JSON.parse(audit.requests[0]?.body ?? '') as { event: Record<string, unknown> };
+      expect(Object.keys(forwarded.event).sort()).toEqual(['conversationId', 'kind', 'occurredAt']);
+      expect(forwarded.event).toMatchObject({ kind: 'message_in', conversationId: 'c-ok' });
+      expect(audit.requests[0]?.verified).toBe(true);
+      expect(leaks(audit.requests[0]?.body ?? '')).toEqual([]);
+      // The CRM that names no fields got the whole event, texts and names included.
       expect(leaks(w.crm.forConversation('c-ok')[0]?.body ?? '')).toContain(MARKER);
       // Stopping exports what is left of the spans.
       for (const bridge of w.bridges) expect(await bridge.stop('SIGTERM')).toBe(0);
