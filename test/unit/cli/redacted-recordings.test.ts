@@ -1,13 +1,14 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { cli } from '../../support/cli-in-process.js';
 
 /** Issue 27: a backtest says which redactions the recorded events had, and what that means for it. */
 const CONFIG = resolve('config/bridge.example.yaml');
 const LINES = readFileSync('config/examples/recorded-events.jsonl', 'utf8').trim().split('\n');
 const dir = mkdtempSync(join(tmpdir(), 'redacted-recordings-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The example recording with `redacted` set on its first `n` lines. */
 function recording(name: string, redacted: string[], n: number): string {

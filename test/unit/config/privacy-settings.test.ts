@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -119,6 +119,7 @@ describe('destinations.NAME.fields', () => {
     );
     let stdout = '';
     const code = await runCli(['validate', file], { stdout: (t) => (stdout += t), stderr: () => {} });
+    rmSync(dir, { recursive: true, force: true });
     expect(code).toBe(0);
     expect(stdout).toContain(
       '  destinations: crm (the whole event, texts and names included); audit (event fields kind, conversationId; no texts or names); support (event fields conversationId, text; customer data: text)\n',
