@@ -303,7 +303,7 @@ function forwarderFor(destinations: BridgeConfig['destinations']) {
     Object.fromEntries(
       Object.entries(destinations).map(([name, d]) => [
         name,
-        { url: d.url, secret: d.secret, timeoutMs: d.timeoutMs, retries: d.retries },
+        { url: d.url, secret: d.secret, timeoutMs: d.timeoutMs, retries: d.retries, fields: d.fields },
       ]),
     ),
   );

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { closestNameHint } from '../base/closest-name.js';
 import { parseSize, SIZE_HINT, SIZE_REGEX_SOURCE } from '../base/duration.js';
+import { ConversationEventSchema } from '../events/conversation-event.js';
 import { durationSchema, ruleSchema } from '../rules/rule-schema.js';
 import {
   businessHoursSchema,
@@ -380,14 +382,99 @@ const logSchema = z.strictObject({
   level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
+/**
+ * The fields of the event a forward carries (`{type, rule, action, event}`: docs/rules.md,
+ * "Forward to a CRM"), as the CRM sees them; what `destinations.NAME.fields` may name (issue 27).
+ */
+export const FORWARD_FIELDS = ConversationEventSchema.keyof().options;
+export type ForwardField = (typeof FORWARD_FIELDS)[number];
+
+const forwardFieldSchema = z.enum(FORWARD_FIELDS, {
+  error: (issue) => {
+    if (typeof issue.input !== 'string')
+      return `name a field of the event: one of ${FORWARD_FIELDS.join(', ')}`;
+    const written = issue.input;
+    const head = written.split('.')[0] ?? '';
+    const hint = (FORWARD_FIELDS as readonly string[]).includes(head)
+      ? `: fields are named whole; "${head}" carries it`
+      : closestNameHint(written, FORWARD_FIELDS, FORWARD_FIELDS.length);
+    return `"${written}" is not a field of a forwarded event${hint}`;
+  },
+});
+
 const destinationSchema = z
   .strictObject({
     url: httpUrl('https://crm.example.com/hooks'),
     secret: nonEmpty.optional(),
     timeout: durationSchema.prefault('10s'),
     retries: integer(0, 10).prefault(3),
+    fields: z
+      .array(forwardFieldSchema)
+      .min(1, { error: 'name at least one field, or leave fields out to send the whole event' })
+      .optional()
+      .describe(
+        'Only these fields of the event go to this destination (type, rule and action always do); unset: the whole event. E.g. [kind, conversationId, channel, occurredAt] for a CRM that needs no text.',
+      ),
   })
-  .transform((d) => ({ url: d.url, secret: d.secret ?? null, timeoutMs: d.timeout, retries: d.retries }));
+  .transform((d) => ({
+    url: d.url,
+    secret: d.secret ?? null,
+    timeoutMs: d.timeout,
+    retries: d.retries,
+    // In the event's own order, each once: the CRM sees the same shape whatever order was written.
+    fields: d.fields === undefined ? null : FORWARD_FIELDS.filter((field) => d.fields?.includes(field)),
+  }));
+
+/**
+ * record.redact (issue 27): texts replaced, or kinds of personal data masked in texts, captions and
+ * names. `personal` is the shortcut for the four kinds; each may still be set on its own. All off
+ * by default, as before issue 27: a recording is for backtests, and masked texts judge keyword and
+ * regex conditions differently.
+ */
+const redactSchema = z
+  .strictObject({
+    texts: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Store texts and captions as "[redacted]" (backtests then cannot judge keywords or regexes).',
+      ),
+    personal: z
+      .boolean()
+      .default(false)
+      .describe('Shortcut: the default of phones, emails, cards and national_ids.'),
+    phones: z
+      .boolean()
+      .optional()
+      .describe(
+        'Replace runs of 7 or more digits (phone numbers: +62 812-3456-7890, 0812 3456 7890, (021) 555-1234) in texts and names by "#". Unset: personal.',
+      ),
+    emails: z
+      .boolean()
+      .optional()
+      .describe(
+        'Replace the letters and digits of e-mail addresses in texts and names by "#". Unset: personal.',
+      ),
+    cards: z
+      .boolean()
+      .optional()
+      .describe(
+        'Replace payment card numbers (13-19 digits, single spaces or dashes between, Luhn check passed) in texts and names by "#". Unset: personal.',
+      ),
+    national_ids: z
+      .boolean()
+      .optional()
+      .describe(
+        'Replace Indonesian identity numbers (NIK: 16 digits with a province code, a birth date and a serial) in texts and names by "#". Unset: personal.',
+      ),
+  })
+  .transform((r) => ({
+    texts: r.texts,
+    phones: r.phones ?? r.personal,
+    emails: r.emails ?? r.personal,
+    cards: r.cards ?? r.personal,
+    nationalIds: r.national_ids ?? r.personal,
+  }));
 
 const recordSchema = z
   .strictObject({
@@ -401,26 +488,13 @@ const recordSchema = z
     max_count: integer(1, 10_000_000)
       .prefault(100_000)
       .describe('At most this many recorded events are kept (the oldest go first).'),
-    redact: z
-      .strictObject({
-        texts: z
-          .boolean()
-          .default(false)
-          .describe(
-            'Store texts and captions as "[redacted]" (backtests then cannot judge keywords or regexes).',
-          ),
-        phones: z
-          .boolean()
-          .default(false)
-          .describe('Replace runs of 7 or more digits (phone numbers) in texts and names by "#".'),
-      })
-      .prefault({}),
+    redact: redactSchema.prefault({}),
   })
   .transform((r) => ({
     enabled: r.enabled,
     maxAgeMs: r.max_age,
     maxCount: r.max_count,
-    redact: { texts: r.redact.texts, phones: r.redact.phones },
+    redact: r.redact,
   }));
 
 const tracingSchema = z

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { type ConversationEvent, ConversationEventSchema } from '../events/conversation-event.js';
 import type { ConversationFacts, PlannedAction } from '../rules/plan.js';
+import { REDACTION_KINDS, type RedactionKind } from './redact-event.js';
 
 /**
  * The one shape of an event kept for later (issue 15): the canonical event, the facts the worker
@@ -53,8 +54,8 @@ export const RecordedEventSchema = z.strictObject({
   event: ConversationEventSchema,
   facts: FactsJsonSchema.prefault({}),
   plan: PlanSummarySchema.optional(),
-  /** Which fields were redacted before storing (`texts`, `phones`). */
-  redacted: z.array(z.enum(['texts', 'phones'])).default([]),
+  /** Which redactions the event had before storing (record.redact: `texts`, `phones`, `emails`, `cards`, `national_ids`). */
+  redacted: z.array(z.enum(REDACTION_KINDS)).default([]),
 });
 export type RecordedEvent = z.output<typeof RecordedEventSchema>;
 
@@ -119,7 +120,7 @@ export function recordedLine(input: {
   event: ConversationEvent;
   facts: ConversationFacts;
   plan?: PlanSummary;
-  redacted?: ('texts' | 'phones')[];
+  redacted?: RedactionKind[];
 }): RecordedEvent {
   return {
     v: 1,

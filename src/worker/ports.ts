@@ -1,4 +1,5 @@
 import type { ConversationEvent } from '../events/conversation-event.js';
+import type { ForwardBody } from '../forward/forward-body.js';
 import type { ConversationFacts, Plan, PlannedAction } from '../rules/plan.js';
 
 /**
@@ -96,7 +97,7 @@ export interface ActionReport {
 
 /** Sends a canonical event to a named destination (CRM); signs it and owns its own short retries. */
 export interface ForwardPort {
-  forward(destination: string, body: unknown, idempotencyKey: string): Promise<{ status: number }>;
+  forward(destination: string, body: ForwardBody, idempotencyKey: string): Promise<{ status: number }>;
 }
 
 /**

@@ -68,7 +68,12 @@ export async function perform(action: PlannedAction, ctx: ExecutionContext): Pro
       return result.messageId ? `message ${result.messageId}` : undefined;
     }
     case 'forward': {
-      const body = { type: 'convo_bridge.event', rule: action.rule, action: action.id, event: ctx.event };
+      const body = {
+        type: 'convo_bridge.event' as const,
+        rule: action.rule,
+        action: action.id,
+        event: ctx.event,
+      };
       const result = await ctx.forwarder.forward(action.destination, body, `${ctx.scope}|${action.id}`);
       return `HTTP ${result.status}`;
     }

@@ -1,4 +1,5 @@
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
+import { describeIssuePaths } from '../../base/issue-paths.js';
 import { traceEventRun } from '../../observe/trace-context.js';
 import { type BatchedEvent, type EventBatchData, EventBatchDataSchema } from '../../queue/event-job.js';
 import { eventId, orderMember } from '../../queue/redis-keys.js';
@@ -40,7 +41,10 @@ export async function processEventJob(
 ): Promise<EventJobResult> {
   const parsed = EventBatchDataSchema.safeParse(job.data);
   if (!parsed.success) {
-    throw new UnrecoverableError(`job ${job.id} does not hold a valid event batch: ${parsed.error.message}`);
+    // By path only: the data holds what customers wrote (issue 27).
+    throw new UnrecoverableError(
+      `job ${job.id} does not hold a valid event batch: ${describeIssuePaths(parsed.error.issues)}`,
+    );
   }
   const batch = new EventBatch(job, deps, parsed.data);
   // Events of a business that is paused, or that this worker does not serve, wait without being

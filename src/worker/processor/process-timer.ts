@@ -1,4 +1,5 @@
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
+import { describeIssuePaths } from '../../base/issue-paths.js';
 import { loadFacts } from '../conversation-facts.js';
 import { RunState } from '../exactly-once/execute-actions.js';
 import { handleJobFailure } from '../failures/job-failure-policy.js';
@@ -30,7 +31,10 @@ export async function processTimerJob(
 ): Promise<TimerJobResult> {
   const parsed = TimerJobDataSchema.safeParse(job.data);
   if (!parsed.success) {
-    throw new UnrecoverableError(`job ${job.id} does not hold a valid timer: ${parsed.error.message}`);
+    // By path only: the data holds what customers wrote (issue 27).
+    throw new UnrecoverableError(
+      `job ${job.id} does not hold a valid timer: ${describeIssuePaths(parsed.error.issues)}`,
+    );
   }
   const data = parsed.data;
   const log = deps.log.child({

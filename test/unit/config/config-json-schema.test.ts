@@ -64,7 +64,7 @@ describe('configJsonSchema', () => {
     ],
     [
       ['destinations', 'crm'],
-      ['url', 'secret', 'timeout', 'retries'],
+      ['url', 'secret', 'timeout', 'retries', 'fields'],
     ],
     [
       ['rules', 3, 'then', 0],

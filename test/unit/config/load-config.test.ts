@@ -142,7 +142,7 @@ const HOSTILE: [ConfigFixture, string[]][] = [
       '4:47: platform.auth.token: unknown key "token"; allowed here: scheme, business_id, secret',
       '5:24: platform.retry.jitter: unknown key "jitter"; allowed here: retries, min_delay, max_delay, max_retry_after',
       '8:3: receiver.cors: unknown key "cors"; allowed here: host, port, path, secrets, body_limit, dedupe_window, enqueue_timeout',
-      '10:48: destinations.crm.method: unknown key "method"; allowed here: url, secret, timeout, retries',
+      '10:48: destinations.crm.method: unknown key "method"; allowed here: url, secret, timeout, retries, fields',
       '14:5: rules.0.when: unknown key "when": did you mean "then"?',
       '15:17: rules.0.if.text: text needs any_keywords, all_keywords or regex',
       '15:19: rules.0.if.text.any_keyword: unknown key "any_keyword": did you mean "any_keywords"?',
@@ -206,6 +206,7 @@ describe('the example config', () => {
       secret: 'change-me',
       timeoutMs: 10_000,
       retries: 3,
+      fields: null,
     });
     expect(loaded.rules.rules).toHaveLength(4);
     expect(loaded.missingEnv).toEqual([]);
