@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -167,6 +168,38 @@ describe('explain with tags', () => {
     expect(code).not.toBe(0);
     expect(err).toContain(`${facts}: tags.0: expected a tag name`);
   });
+});
+
+describe('the recipe "escalate a VIP faster" in docs/rules.md', () => {
+  const docs = readFileSync('docs/rules.md', 'utf8');
+  const recipe = docs.slice(
+    docs.indexOf('**Escalate a VIP faster**'),
+    docs.indexOf('## Conversation clocks'),
+  );
+
+  it('shows the rules of config/examples/bridge.vip.yaml', () => {
+    const yaml = /```yaml\n([\s\S]*?)```/.exec(recipe)?.[1] ?? '';
+    const header =
+      'platform: { base_url: "https://api.example.com", auth: { business_id: b, secret: s } }\nreceiver: { secrets: [ w ] }\ndestinations: { crm: { url: "https://crm.example.com" } }\nrules:\n';
+    const shown = parseConfigText(`${header}${yaml.replace(/^/gm, '  ')}`, {
+      fileName: 'docs.yaml',
+      env: {},
+    });
+    const example = parseConfigText(readFileSync('config/examples/bridge.vip.yaml', 'utf8'), {
+      fileName: 'bridge.vip.yaml',
+      env: {},
+      allowMissingEnv: true,
+    });
+    expect(shown.config.rules).toEqual(example.config.rules.slice(0, 2));
+  });
+
+  it.each([...recipe.matchAll(/```\n\$ (convo-bridge [^\n]*)\n([\s\S]*?)```/g)].map((m) => [m[1], m[2]]))(
+    'prints what the docs show: %s',
+    async (command, shown) => {
+      const { out } = await run((command ?? '').split(' ').slice(1));
+      expect(out).toBe(shown);
+    },
+  );
 });
 
 describe('recorded facts and backtests keep tags', () => {
