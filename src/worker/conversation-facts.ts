@@ -6,8 +6,8 @@ import type { ConversationFacts, HistoryMessage } from './ports.js';
 /**
  * What the bridge remembers about a conversation so that rules can be decided without asking the
  * platform each time: when the customer last wrote (for the 24-hour window), whether a first
- * message was seen, when once-per-conversation actions and rules with a cooldown last ran, and
- * which texts were sent moments ago. All of it lives in ONE hash per conversation
+ * message was seen, when once-per-conversation actions and rules with a cooldown last ran,
+ * which texts were sent moments ago, and its tags (rules/tags.ts). All of it lives in ONE hash per conversation
  * (`keys.conversation`, field prefixes below) so a run reads it with one command. Events of one
  * conversation are processed one at a time (order gate), so read-modify-write is safe here.
  */

@@ -11,7 +11,7 @@ const PLAN_FIELD = 'plan';
 /**
  * The state of one run (an event's, or a fired timer's): its frozen plan and its action ledger
  * (see action-ledger.ts), kept in one hash (`keys.run`), plus what the run learnt about its
- * conversation (sent texts, once-marks, cooldowns) for the conversation hash.
+ * conversation (sent texts, once-marks, cooldowns, tags set and removed) for the conversation hash.
  *
  * Only what must be durable BEFORE an outside call is written at once (`commit`: the `started`
  * entry of a note or reply, with everything staged so far); what follows a call (`done`,
