@@ -12,6 +12,7 @@ import { localTime } from '../rules/business-hours.js';
 import { evaluateRules } from '../rules/evaluate-rules.js';
 import { formatPlan } from '../rules/format-plan.js';
 import type { ConversationFacts } from '../rules/plan.js';
+import { liveTags, sortedNames, tagsAfter } from '../rules/tags.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
 import type { CliIo } from './io.js';
@@ -27,7 +28,8 @@ Examples:
 
 The event file is a canonical ConversationEvent (JSON). The facts file describes the
 conversation before the event: {"lastCustomerMessageAt": ISO or null,
-"isFirstCustomerMessage": bool, "onceMarks": {"rule#0": ISO}, "cooldowns": {"rule": ISO}}.
+"isFirstCustomerMessage": bool, "onceMarks": {"rule#0": ISO}, "cooldowns": {"rule": ISO},
+"tags": ["vip"] or {"vip": ISO it expires, or null}}.
 Without --facts: no earlier customer message, not the first one, nothing sent yet.
 A recorded line (convo-bridge events export, one line saved as a file) brings its own facts
 and instant; --facts and --now override them.
@@ -84,13 +86,27 @@ export function registerExplainCommand(program: Command, io: CliIo): void {
         const facts =
           options.facts === undefined ? (input.facts ?? defaultFacts()) : await readFactsFile(options.facts);
         const plan = evaluateRules(business.rules, event, facts, now);
+        const tags = explainTags(business.rules.usesTags, facts, plan.actions, now);
         if (options.json) {
-          io.stdout(`${JSON.stringify({ now: now.toISOString(), event: event.key, ...plan }, null, 2)}\n`);
+          const json = { now: now.toISOString(), event: event.key, ...plan, ...(tags ? { tags } : {}) };
+          io.stdout(`${JSON.stringify(json, null, 2)}\n`);
         } else {
-          io.stdout(formatPlan(plan, event, now, localTime(now, business.config.timezone).label));
+          io.stdout(formatPlan(plan, event, now, localTime(now, business.config.timezone).label, tags));
         }
       },
     );
+}
+
+/** The tags before the event and after its plan, when the rules or the facts have any. */
+function explainTags(
+  usesTags: boolean,
+  facts: ConversationFacts,
+  actions: readonly { type: string }[],
+  now: Date,
+): { before: string[]; after: string[] } | undefined {
+  const before = sortedNames(liveTags(facts.tags, now.getTime()));
+  if (!usesTags && before.length === 0) return undefined;
+  return { before, after: sortedNames(tagsAfter(facts.tags, actions, now)) };
 }
 
 function parseNow(text: string): Date {

@@ -2,10 +2,11 @@ import type { ActionConfig } from '../rules/rule-schema.js';
 import type { ConfigPath } from './config-document.js';
 import type { BridgeConfig } from './config-schema.js';
 import type { SchemaProblem } from './describe-zod-issues.js';
+import { tagWarnings } from './tag-warnings.js';
 
 /**
  * What a valid config sets up that can never happen (issue 30): sets left empty that silence a
- * rule without a word. `validate` prints them as warnings, with file:line:column; the bridge
+ * rule without a word, and conditions on tags that no rule sets (issue 28, tag-warnings.ts). `validate` prints them as warnings, with file:line:column; the bridge
  * starts anyway (an empty set may be on purpose while a config is being written).
  */
 export function configWarnings(config: BridgeConfig): SchemaProblem[] {
@@ -30,6 +31,7 @@ export function configWarnings(config: BridgeConfig): SchemaProblem[] {
       }
     }
   });
+  warnings.push(...tagWarnings(config));
   return warnings;
 }
 

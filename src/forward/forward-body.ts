@@ -9,6 +9,8 @@ export interface ForwardBody {
   rule: string;
   action: string;
   event: ConversationEvent;
+  /** The conversation's tags (issue 28): business labels, sent with the envelope whatever `fields` says. */
+  tags?: string[];
 }
 
 /** A forward as a destination with `fields` receives it: the envelope, and the event's named fields. */
@@ -32,6 +34,7 @@ export function selectForwardFields(
     type: body.type,
     rule: body.rule,
     action: body.action,
+    ...(body.tags !== undefined ? { tags: body.tags } : {}),
     event: event as Partial<ConversationEvent>,
   };
 }

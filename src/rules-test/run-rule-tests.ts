@@ -9,6 +9,7 @@ import { resolveEventInput } from '../record/event-input.js';
 import { factsFromJson } from '../record/recorded-event.js';
 import { evaluateRules } from '../rules/evaluate-rules.js';
 import type { ConversationFacts } from '../rules/plan.js';
+import { sortedNames, tagsAfter } from '../rules/tags.js';
 import { checkNames } from './check-names.js';
 import { type CheckFailure, checkPlan } from './check-plan.js';
 import { describeTestFileIssues } from './describe-test-file-issues.js';
@@ -110,8 +111,9 @@ export async function runRuleTestFile(
     const { line } = locatePath(document, ['cases', index]);
     const where = `${file}:${line}`;
     try {
-      const { plan } = await evaluateCase(testCase, data.now, file, index, business);
-      const failures = [...checkNames(testCase.expect, known), ...checkPlan(testCase.expect, plan)];
+      const { plan, facts, now } = await evaluateCase(testCase, data.now, file, index, business);
+      const tags = sortedNames(tagsAfter(facts.tags, plan.actions, now));
+      const failures = [...checkNames(testCase.expect, known), ...checkPlan(testCase.expect, plan, tags)];
       cases.push({ name: testCase.name, where, failures });
     } catch (error) {
       if (!(error instanceof RuleTestFileError)) throw error;
@@ -164,7 +166,7 @@ async function evaluateCase(
     testCase.facts !== undefined
       ? factsFromJson(testCase.facts)
       : (input.value.facts ?? { lastCustomerMessageAt: null, isFirstCustomerMessage: false, onceMarks: {} });
-  return { plan: evaluateRules(business.rules, event, facts, now), event, now };
+  return { plan: evaluateRules(business.rules, event, facts, now), event, now, facts };
 }
 
 async function readTestFile(file: string) {

@@ -20,6 +20,7 @@ import type {
   RuleOutcome,
 } from './plan.js';
 import { replyWindow } from './reply-window.js';
+import { applyTagChange, liveTags, renderTags, sortedNames, tagsTest } from './tags.js';
 import { renderTemplate, type TemplateContext } from './template.js';
 
 /**
@@ -61,6 +62,7 @@ export function evaluateRules(
       lastCustomerMessageAt: lastCustomerMessageAt(event, facts),
       hours: undefined,
       blockedReplies,
+      tags: undefined,
     };
     for (const index of candidates) {
       const rule = rules.rules[index];
@@ -135,6 +137,24 @@ interface EvalContext {
   lastCustomerMessageAt: Date | null;
   hours: BusinessHoursState | undefined;
   blockedReplies: BlockedReply[];
+  /**
+   * The conversation's tags as this evaluation sees them (built on first use): those in force at
+   * the event's start, changed by the tag and untag actions planned so far, in plan order.
+   */
+  tags: Map<string, number | null> | undefined;
+}
+
+function tagView(ctx: EvalContext): Map<string, number | null> {
+  ctx.tags ??= liveTags(ctx.facts.tags, ctx.now.getTime());
+  return ctx.tags;
+}
+
+/** A tag or untag planned for the event is seen by later actions and rules (docs/rules.md#tags). */
+function applyPlanned(ctx: EvalContext, planned: PlannedAction[]): PlannedAction[] {
+  for (const p of planned) {
+    if (p.type === 'tag' || p.type === 'untag') applyTagChange(tagView(ctx), p, ctx.now.getTime());
+  }
+  return planned;
 }
 
 interface MatchInfo {
@@ -205,7 +225,7 @@ function evaluateRule(
         return;
       }
     }
-    planned.push(...planAction(action, id, rule, ctx, templateContext, notes, true));
+    planned.push(...applyPlanned(ctx, planAction(action, id, rule, ctx, templateContext, notes, true)));
   });
   if (planned.length === 0 && suppressed.length > 0) {
     return { outcome: notMatched(rule, suppressed.join('; ')), stops: false };
@@ -286,6 +306,9 @@ function buildTemplateContext(rule: CompiledRule, ctx: EvalContext, match: Match
       hours: ctx.rules.replyWindow.hours,
     },
     conversation: { id: ctx.event.conversationId },
+    get tags() {
+      return renderTags(tagView(ctx));
+    },
   };
 }
 
@@ -307,8 +330,22 @@ function planAction(
       return [{ id, rule: rule.name, type: 'note', text: renderTemplate(action.template, tc) }];
     case 'need_human':
       return [{ id, rule: rule.name, type: 'need_human' }];
-    case 'forward':
-      return [{ id, rule: rule.name, type: 'forward', destination: action.destination }];
+    case 'forward': {
+      const tags = topLevel && ctx.rules.usesTags ? { tags: sortedNames(tagView(ctx)) } : {};
+      return [{ id, rule: rule.name, type: 'forward', destination: action.destination, ...tags }];
+    }
+    case 'tag': {
+      // A timer's tags count their for: from when it fires (the worker), the event's from now.
+      const expiresAt =
+        topLevel && action.forMs !== null
+          ? { expiresAt: new Date(ctx.now.getTime() + action.forMs).toISOString() }
+          : {};
+      return [
+        { id, rule: rule.name, type: 'tag', tags: [...action.tags], forMs: action.forMs, ...expiresAt },
+      ];
+    }
+    case 'untag':
+      return [{ id, rule: rule.name, type: 'untag', tags: [...action.tags] }];
     case 'after': {
       const children = action.actions.flatMap((child, j) =>
         planAction(child, `${id}.${j}`, rule, ctx, tc, notes, false),
@@ -347,10 +384,13 @@ function planAction(
     }
     case 'reply': {
       const state = replyWindow(ctx.rules, ctx.event.channel, ctx.lastCustomerMessageAt, ctx.now);
-      const whenClosed = ctx.rules.replyWindow.whenClosed.flatMap((closedAction, j) =>
-        planAction(closedAction, `${id}~closed.${j}`, rule, ctx, tc, notes, false),
-      );
-      if (topLevel && state.applies && !state.open) {
+      const closedNow = topLevel && state.applies && !state.open;
+      // Planned in the reply's place now, their tags are seen by the actions after them.
+      const whenClosed = ctx.rules.replyWindow.whenClosed.flatMap((closedAction, j) => {
+        const list = planAction(closedAction, `${id}~closed.${j}`, rule, ctx, tc, notes, false);
+        return closedNow ? applyPlanned(ctx, list) : list;
+      });
+      if (closedNow) {
         const since =
           state.closedForMs === null
             ? 'no customer message known'
@@ -467,6 +507,8 @@ function evaluateCondition(cond: CompiledCondition, ctx: EvalContext, match: Mat
       const shown = hits.map((h) => `'${h.text}'`).join(', ');
       return { ok: true, reason: `text has keyword${hits.length > 1 ? 's' : ''} ${shown}` };
     }
+    case 'tags':
+      return tagsTest(cond.mode, cond.tags, tagView(ctx));
     case 'regex': {
       const text = ctx.event.caption === '' ? ctx.event.text : `${ctx.event.text}\n${ctx.event.caption}`;
       const matcher = cond.re.matcher(text);

@@ -17,6 +17,8 @@ export interface TemplateContext {
   customer: { name: string };
   window: { closedFor: string; hours: number };
   conversation: { id: string | null };
+  /** The conversation's tags, sorted and comma-separated ("gold, vip"; rules/tags.ts). */
+  tags?: string;
 }
 
 type Getter = (ctx: TemplateContext) => string | number | boolean | null | undefined;
@@ -50,9 +52,18 @@ const FIELDS: ReadonlyMap<string, Getter> = new Map<string, Getter>([
   ['window.closed_for', (c) => c.window.closedFor],
   ['window.hours', (c) => c.window.hours],
   ['conversation.id', (c) => c.conversation.id],
+  ['tags', (c) => c.tags],
 ]);
 
-export const TEMPLATE_ROOTS = ['event', 'rule', 'match', 'customer', 'window', 'conversation'] as const;
+export const TEMPLATE_ROOTS = [
+  'event',
+  'rule',
+  'match',
+  'customer',
+  'window',
+  'conversation',
+  'tags',
+] as const;
 export const TEMPLATE_FIELDS: readonly string[] = [...FIELDS.keys()];
 
 type Part = string | { path: string; get: Getter };
@@ -109,6 +120,8 @@ function unknownFieldMessage(path: string): string {
     return `unknown template variable {{${path}}}: "${root}" is not one of ${TEMPLATE_ROOTS.join(', ')}`;
   }
   const known = TEMPLATE_FIELDS.filter((f) => f.startsWith(`${root}.`));
+  if (known.length === 0)
+    return `unknown template variable {{${path}}}: {{${root}}} has no fields: write {{${root}}}`;
   return `unknown template variable {{${path}}}: ${root} has ${known.map((f) => `{{${f}}}`).join(', ')}`;
 }
 

@@ -6,8 +6,8 @@ import type { ConversationFacts, HistoryMessage } from './ports.js';
 /**
  * What the bridge remembers about a conversation so that rules can be decided without asking the
  * platform each time: when the customer last wrote (for the 24-hour window), whether a first
- * message was seen, when once-per-conversation actions and rules with a cooldown last ran, and
- * which texts were sent moments ago. All of it lives in ONE hash per conversation
+ * message was seen, when once-per-conversation actions and rules with a cooldown last ran,
+ * which texts were sent moments ago, and its tags (rules/tags.ts). All of it lives in ONE hash per conversation
  * (`keys.conversation`, field prefixes below) so a run reads it with one command. Events of one
  * conversation are processed one at a time (order gate), so read-modify-write is safe here.
  */
@@ -24,6 +24,8 @@ export const CONVERSATION_FIELDS = {
   recent: 'R:',
   /** Platform message id -> ms: notes and replies the bridge sent (exactly-once/own-sends.ts, issue 16). */
   sentId: 'S:',
+  /** Tag -> ms when it expires, '0' for never (rules/tags.ts, exactly-once/tag-actions.ts; issue 28). */
+  tag: 'G:',
 } as const;
 
 export interface SendChain {
@@ -53,6 +55,8 @@ export interface StoredFacts {
   recentChains: Record<string, SendChain>;
   /** Message id -> ms when the bridge sent it (to recognise the platform's echo of it). */
   sentIds: Record<string, number>;
+  /** Tag -> ms when it expires, null for never; expired ones too (ignored when read, deleted when the event leaves). */
+  tags: Record<string, number | null>;
 }
 
 function parseDate(value: string | undefined): Date | null {
@@ -72,6 +76,7 @@ export function toStoredFacts(hash: Record<string, string> | readonly unknown[])
   const recentlySent: Record<string, number> = {};
   const recentChains: Record<string, SendChain> = {};
   const sentIds: Record<string, number> = {};
+  const tags: Record<string, number | null> = {};
   for (const [field, value] of Object.entries(fields)) {
     const prefix = field.slice(0, 2);
     if (prefix === CONVERSATION_FIELDS.once) onceMarks[field.slice(2)] = value;
@@ -81,6 +86,7 @@ export function toStoredFacts(hash: Record<string, string> | readonly unknown[])
       recentlySent[field.slice(2)] = mark.at;
       if (mark.chain) recentChains[field.slice(2)] = mark.chain;
     } else if (prefix === CONVERSATION_FIELDS.sentId) sentIds[field.slice(2)] = Number(value);
+    else if (prefix === CONVERSATION_FIELDS.tag) tags[field.slice(2)] = parseTagExpiry(value);
   }
   return {
     lastCustomerMessageAt: parseDate(fields.lastIn),
@@ -91,7 +97,15 @@ export function toStoredFacts(hash: Record<string, string> | readonly unknown[])
     recentlySent,
     recentChains,
     sentIds,
+    tags,
   };
+}
+
+/** A tag field's value: ms since epoch, '0' for never; anything else reads as expired (0). */
+function parseTagExpiry(value: string): number | null {
+  if (value === '0') return null;
+  const ms = Number(value);
+  return Number.isSafeInteger(ms) && ms > 0 ? ms : 0;
 }
 
 /**
@@ -166,6 +180,7 @@ export function factsForEvaluation(stored: StoredFacts, event: ConversationEvent
       event.kind === 'message_in' && (stored.firstEventKey === null || stored.firstEventKey === event.key),
     onceMarks: stored.onceMarks,
     cooldowns: stored.cooldowns,
+    tags: stored.tags,
   };
 }
 

@@ -64,11 +64,13 @@ function record(ctx: ExecutionContext, id: string, entry: LedgerEntry): void {
 /**
  * Actions whose repetition does no harm: marking need-human (the platform treats a repeat as
  * success), a forward (it carries a stable `webhook-id` for the receiver to dedupe), a timer (its
- * job id is derived from the action). They need no `started` record: if a run dies mid-call, the
- * next run simply does them again. Notes and replies do need it (see action-ledger.ts).
+ * job id is derived from the action), a tag or untag (a field of the conversation hash, written
+ * with the ledger entry that says it is done; tag-actions.ts). They need no `started` record: if a
+ * run dies mid-call, the next run simply does them again. Notes and replies do need it (see
+ * action-ledger.ts).
  */
 function isIdempotent(action: PlannedAction): boolean {
-  return action.type === 'need_human' || action.type === 'forward' || action.type === 'timer';
+  return action.type !== 'note' && action.type !== 'reply';
 }
 
 function claimedMessageIds(ledger: Map<string, LedgerEntry>): Set<string> {

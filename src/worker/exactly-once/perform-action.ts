@@ -2,6 +2,7 @@ import type { PlannedAction } from '../ports.js';
 import type { ExecutionContext } from './execution-context.js';
 import { replyWindowVerdict } from './reply-window-verdict.js';
 import { markOnce } from './sent-marks.js';
+import { forwardTags, performTagAction } from './tag-actions.js';
 
 export async function replySkipReason(
   action: Extract<PlannedAction, { type: 'reply' }>,
@@ -73,10 +74,14 @@ export async function perform(action: PlannedAction, ctx: ExecutionContext): Pro
         rule: action.rule,
         action: action.id,
         event: ctx.event,
+        tags: forwardTags(action, ctx),
       };
       const result = await ctx.forwarder.forward(action.destination, body, `${ctx.scope}|${action.id}`);
       return `HTTP ${result.status}`;
     }
+    case 'tag':
+    case 'untag':
+      return performTagAction(action, ctx);
     case 'timer': {
       const timerId = ctx.timerIdFor(ctx.scope, action.id);
       await ctx.timers.schedule({

@@ -11,7 +11,7 @@ const PLAN_FIELD = 'plan';
 /**
  * The state of one run (an event's, or a fired timer's): its frozen plan and its action ledger
  * (see action-ledger.ts), kept in one hash (`keys.run`), plus what the run learnt about its
- * conversation (sent texts, once-marks, cooldowns) for the conversation hash.
+ * conversation (sent texts, once-marks, cooldowns, tags set and removed) for the conversation hash.
  *
  * Only what must be durable BEFORE an outside call is written at once (`commit`: the `started`
  * entry of a note or reply, with everything staged so far); what follows a call (`done`,
@@ -25,6 +25,8 @@ export class RunState {
   readonly storedPlan: string | null;
   private readonly staged = new Map<string, string>();
   private readonly conversationStaged = new Map<string, string>();
+  /** Conversation-hash fields to delete (an untag); a field staged later for a value leaves this set. */
+  private readonly conversationRemoved = new Set<string>();
   private hasKey: boolean;
 
   constructor(
@@ -60,7 +62,14 @@ export class RunState {
 
   /** A field of the conversation hash to write with the run's next write (or its finish). */
   stageConversation(field: string, value: string): void {
+    this.conversationRemoved.delete(field);
     this.conversationStaged.set(field, value);
+  }
+
+  /** A field of the conversation hash to delete with the run's next write (or its finish). */
+  stageConversationRemoval(field: string): void {
+    this.conversationStaged.delete(field);
+    this.conversationRemoved.add(field);
   }
 
   /** Records an entry durably now, with everything staged (awaited before an outside call). */
@@ -71,14 +80,18 @@ export class RunState {
 
   /** Writes everything staged (a run that stops early keeps what it knows). */
   async flush(): Promise<void> {
-    if (this.staged.size === 0 && this.conversationStaged.size === 0) return;
+    if (this.staged.size === 0 && this.conversationStaged.size === 0 && this.conversationRemoved.size === 0) {
+      return;
+    }
     const run = this.staged.size > 0 ? Object.fromEntries(this.staged) : null;
     const expire = run !== null && !this.hasKey;
     const conversation =
       this.conversationStaged.size > 0 ? Object.fromEntries(this.conversationStaged) : null;
+    const removed = [...this.conversationRemoved];
     if (run) this.hasKey = true;
     this.staged.clear();
     this.conversationStaged.clear();
+    this.conversationRemoved.clear();
     const results = await coalescedWrites(this.redis).exec(this.runKey, (pipeline) => {
       let count = 0;
       if (run) {
@@ -93,6 +106,10 @@ export class RunState {
         pipeline.hset(this.conversationKey, conversation);
         count += 1;
       }
+      if (removed.length > 0) {
+        pipeline.hdel(this.conversationKey, ...removed);
+        count += 1;
+      }
       return count;
     });
     for (const [error] of results) if (error) throw error;
@@ -103,6 +120,13 @@ export class RunState {
     const fields = Object.fromEntries(this.conversationStaged);
     this.conversationStaged.clear();
     this.staged.clear();
+    return fields;
+  }
+
+  /** The conversation-hash fields that remain to be deleted (a finish step deletes them with its write). */
+  takeConversationRemovals(): string[] {
+    const fields = [...this.conversationRemoved];
+    this.conversationRemoved.clear();
     return fields;
   }
 }

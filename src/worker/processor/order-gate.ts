@@ -81,8 +81,9 @@ export function memberJobId(member: string): string {
 
 /**
  * A finished (or dead-lettered) event leaves its conversation's order, and the conversation hash
- * gets what the run learnt (sent texts, once-marks, cooldowns) minus stale sent-text marks; the
- * run's own state (plan, ledger) is deleted or, for a dead letter, kept for a replay.
+ * gets what the run learnt (sent texts, once-marks, cooldowns, tags) minus stale sent-text marks,
+ * expired tags and the run's untags; the run's own state (plan, ledger) is deleted or, for a dead
+ * letter, kept for a replay.
  * KEYS: order zset, conversation hash, run hash, delayed zset of the queue.
  * ARGV: member, run ttl seconds (0: delete the run's state), conversation ttl seconds (0: leave
  * it), number of fields to set, then the fields and values, then the fields to delete.

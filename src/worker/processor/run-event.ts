@@ -2,6 +2,7 @@ import { lazyChild } from '../../observe/logger.js';
 import type { BatchedEvent } from '../../queue/event-job.js';
 import { FACTS_TTL_SECONDS } from '../conversation-facts.js';
 import { staleSentMarks } from '../exactly-once/execute-actions.js';
+import { expiredTagFields } from '../exactly-once/tag-actions.js';
 import type { ActionReport } from '../ports.js';
 import { removeTimerJobs } from '../timers/timers.js';
 import { leaveOrder } from './order-gate.js';
@@ -72,7 +73,12 @@ export async function runEvent(
     plan.actions,
     actions,
   );
-  const stale = staleSentMarks(facts, deps.settings.reconcileSkewMs);
+  // Stale sent-text marks, expired tags and the run's untags go with the write of the leave.
+  const stale = [
+    ...staleSentMarks(facts, deps.settings.reconcileSkewMs),
+    ...expiredTagFields(facts, deps.now().getTime()),
+    ...prepared.state.takeConversationRemovals(),
+  ];
   await leaveOrder(
     deps,
     event,

@@ -68,7 +68,7 @@ describe('configJsonSchema', () => {
     ],
     [
       ['rules', 3, 'then', 0],
-      ['note', 'need_human', 'reply', 'forward', 'after', 'unless', 'clock', 'then'],
+      ['note', 'need_human', 'reply', 'forward', 'tag', 'untag', 'for', 'after', 'unless', 'clock', 'then'],
     ],
     [
       ['rules', 0, 'if', 'all', 2, 'not', 'text'],

@@ -67,10 +67,10 @@ const HOSTILE: [ConfigFixture, string[]][] = [
     'bad-templates',
     [
       '9:27: rules.0.if.business_hours: the config has no business_hours section; add one with weekly: hours',
-      '11:15: rules.0.then.0.note: unknown template variable {{custmer.name}}: "custmer" is not one of event, rule, match, customer, window, conversation',
+      '11:15: rules.0.then.0.note: unknown template variable {{custmer.name}}: "custmer" is not one of event, rule, match, customer, window, conversation, tags',
       "12:15: rules.0.then.1.note: {{match.keyword}} needs a keyword test (text: any_keywords or all_keywords) in the rule's if",
-      '13:15: rules.0.then.2.note: unknown template variable {{constructor.constructor}}: "constructor" is not one of event, rule, match, customer, window, conversation',
-      '14:15: rules.0.then.3.note: unknown template variable {{__proto__}}: "__proto__" is not one of event, rule, match, customer, window, conversation',
+      '13:15: rules.0.then.2.note: unknown template variable {{constructor.constructor}}: "constructor" is not one of event, rule, match, customer, window, conversation, tags',
+      '14:15: rules.0.then.3.note: unknown template variable {{__proto__}}: "__proto__" is not one of event, rule, match, customer, window, conversation, tags',
       '15:15: rules.0.then.4.note: {{event.text | upper}} is not a field name: templates only insert fields like {{customer.name}}, no expressions or helpers',
       '16:24: rules.0.then.5.reply.text: unclosed "{{" at character 7: close it with "}}"',
     ],
@@ -146,10 +146,10 @@ const HOSTILE: [ConfigFixture, string[]][] = [
       '14:5: rules.0.when: unknown key "when": did you mean "then"?',
       '15:17: rules.0.if.text: text needs any_keywords, all_keywords or regex',
       '15:19: rules.0.if.text.any_keyword: unknown key "any_keyword": did you mean "any_keywords"?',
-      '15:46: rules.0.if.channel: unknown key "channel"; allowed here: engine, channel_id, channel_name, sender, content_type, has_media, need_human, text, business_hours, first_message, all, any, not',
+      '15:46: rules.0.if.channel: unknown key "channel"; allowed here: engine, channel_id, channel_name, sender, content_type, has_media, need_human, text, business_hours, first_message, tags, all, any, not',
       '17:28: rules.0.then.0.reply.delay: unknown key "delay"; allowed here: text, media, once_per_conversation, reply_to_message',
       '18:81: rules.0.then.1.reply.media.size: unknown key "size"; allowed here: url, type, name, caption, mime_type',
-      '20:32: rules.0.then.2.then.0.color: unknown key "color"; allowed here: note, need_human, reply, forward',
+      '20:32: rules.0.then.2.then.0.color: unknown key "color"; allowed here: note, need_human, reply, forward, tag, untag, for',
     ],
   ],
   [
@@ -455,7 +455,7 @@ describe('rule checks that need the whole config', () => {
       'an empty condition',
       `rules:\n  - { name: r, on: message_in, if: {}, then: [ { need_human: true } ] }\n`,
       [
-        'inline.yaml:7:36: rules.0.if: a condition needs at least one test: engine, channel_id, channel_name, sender, content_type, has_media, need_human, text, business_hours, first_message, all, any, not',
+        'inline.yaml:7:36: rules.0.if: a condition needs at least one test: engine, channel_id, channel_name, sender, content_type, has_media, need_human, text, business_hours, first_message, tags, all, any, not',
       ],
     ],
     [
