@@ -12,7 +12,6 @@ import { type LoadedConfig, loadConfig } from '../config/load-config.js';
 import { type ConfigWatcher, watchConfig } from '../config/watch-config.js';
 import { createLogger } from '../observe/logger.js';
 import { setUpTracing, type TracingHandle } from '../observe/set-up-tracing.js';
-import { bridgeJobOptions } from '../queue/job-options.js';
 import { type KeyLayout, layoutFor } from '../queue/key-layout.js';
 import { LayoutMismatchError } from '../queue/layout-record.js';
 import { createReceiver, type Receiver } from '../receive/create-receiver.js';
@@ -316,7 +315,6 @@ async function startReceiver(
       : {}),
     layout,
     layoutChecked,
-    jobOptions: bridgeJobOptions({ attempts: config.worker.attempts }),
     logger: log,
     // Repeated 503s: one line per interval with a count, like the outage report.
     repeatLogIntervalMs: base.options.outageReportIntervalMs ?? 30_000,

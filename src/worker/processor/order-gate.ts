@@ -85,7 +85,8 @@ export function memberJobId(member: string): string {
  * run's own state (plan, ledger) is deleted or, for a dead letter, kept for a replay.
  * KEYS: order zset, conversation hash, run hash, delayed zset of the queue.
  * ARGV: member, run ttl seconds (0: delete the run's state), conversation ttl seconds (0: leave
- * it), number of fields to set, then the fields and values, then the fields to delete.
+ * it; never shortened, so that a timer this run set keeps its registration until it is due), number
+ * of fields to set, then the fields and values, then the fields to delete.
  * Returns the new head ('' when none) and whether its job is parked in the delayed set.
  */
 const LEAVE_LUA = `
@@ -95,7 +96,8 @@ if nset > 0 then
   local args = {}
   for i = 5, 4 + 2 * nset do args[#args + 1] = ARGV[i] end
   redis.call('HSET', KEYS[2], unpack(args))
-  if tonumber(ARGV[3]) > 0 then redis.call('EXPIRE', KEYS[2], ARGV[3]) end
+  local ttl = tonumber(ARGV[3]) * 1000
+  if ttl > 0 and redis.call('PTTL', KEYS[2]) < ttl then redis.call('PEXPIRE', KEYS[2], ttl) end
 end
 if #ARGV > 4 + 2 * nset then
   local dels = {}
@@ -120,7 +122,10 @@ export interface LeaveInput {
   member: string;
   /** Keep the run's state this long (a dead letter keeps its ledger for a replay); 0 deletes it. */
   keepRunSeconds: number;
-  /** Give the conversation hash this TTL when fields are set (it did not exist before the run); 0: leave it. */
+  /**
+   * Give the conversation hash this TTL when fields are set (it did not exist before the run) unless
+   * it has a longer one (a timer the run set); 0: leave it.
+   */
   conversationTtlSeconds: number;
   set: Record<string, string>;
   remove: readonly string[];
