@@ -44,6 +44,14 @@ rules:
     then:
       - after: 4s
         then: [ { note: "ai follow-up" } ]
+      - note: "ai noted"
+      - note: "ai noted again"
+  - name: much-later
+    on: message_in
+    if: { text: { any_keywords: [ nanti ] } }
+    then:
+      - after: 3d
+        then: [ { note: "three days later" } ]
   - name: broken
     on: message_in
     if: { text: { any_keywords: [ gagal ] } }
@@ -293,6 +301,18 @@ describe('retention configured short (seconds)', () => {
       timeoutMs: 5_000,
       what: 'the timer registrations',
     });
+    // A timer due in 3 days, then one due in 4 s, in one conversation: the shorter one never
+    // shortens the expiry the longer one needs.
+    await post(w, message('conv-two-timers', 'nanti saja'));
+    await waitFor(async () => await registered('conv-two-timers'), { timeoutMs: 5_000, what: '3d timer' });
+    await post(w, message('conv-two-timers', 'ingatkan saya'));
+    const timers = async (c: string) =>
+      (await redis.hkeys(keys.conversation(c))).filter((f) => f.startsWith('T:')).length;
+    await waitFor(async () => (await timers('conv-two-timers')) === 2, {
+      timeoutMs: 5_000,
+      what: 'the second timer',
+    });
+    expect(await redis.pttl(keys.conversation('conv-two-timers'))).toBeGreaterThan(3 * 86_400_000);
     // Past `conversations` (2 s), before the timers (4 s): the registrations are still there.
     await waitFor(() => Date.now() - started > 3_000, { timeoutMs: 5_000, what: '3 s' });
     expect(await registered('conv-timer')).toBe(true);
@@ -301,11 +321,12 @@ describe('retention configured short (seconds)', () => {
       () => w.notes.includes('conv-timer: reminder') && w.notes.includes('conv-ai-timer: ai follow-up'),
       { timeoutMs: 10_000, what: 'both timers to fire' },
     );
-    // The fired timer's job is gone too (done_events: 2s, then the sweep).
-    await waitFor(async () => (await jobHashes(w.prefix, 'timers')).length === 0, {
+    // The fired timers' jobs are gone too (done_events: 2s, then the sweep); the 3-day one waits.
+    await waitFor(async () => (await jobHashes(w.prefix, 'timers')).length === 1, {
       timeoutMs: 8_000,
-      what: "the fired timer's job to go",
+      what: "the fired timers' jobs to go",
     });
+    expect(await redis.zcard(`${w.prefix}:timers:delayed`)).toBe(1);
   });
 
   it('drops quarantined bodies `quarantine` after the last new one', async () => {
