@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../src/base/wait-for.js';
@@ -14,6 +15,8 @@ import { rulesPort } from '../../../src/worker/adapters/rules-adapter.js';
 import { type BridgeWorker, createBridgeWorker } from '../../../src/worker/create-bridge-worker.js';
 import { listDeadLetters } from '../../../src/worker/failures/dead-letters.js';
 import type { PlatformPort } from '../../../src/worker/ports.js';
+import { createTimerScheduler, releaseTimer, timerIdFor } from '../../../src/worker/timers/timers.js';
+import { makeEvent } from '../../support/make-event.js';
 import { startRedisServer } from '../../support/redis.js';
 import { postWebhook } from '../receive/webhook-client.js';
 
@@ -360,6 +363,85 @@ describe('retention configured short (seconds)', () => {
     // 60 jobs write some 240 entries (added, waiting, active, completed...): BullMQ's default
     // (10,000) would keep them all.
     expect(await redis.xlen(`${w.prefix}:events:events`)).toBeLessThanOrEqual(110);
+  });
+});
+
+describe('a timer is set once although its done job is not kept (exactly once, issue 27)', () => {
+  // BullMQ's job id alone used to stop a run cut off after setting a timer from setting it again:
+  // the completed job was kept an hour. With done jobs removed, the timer records `started` once
+  // registered, and a run that finds it keeps a registration that is there but makes no new one.
+  const eventKey = 'channel.message_in|m-resume';
+  const seedCutOffRun = async (w: World) => {
+    const started = JSON.stringify({ state: 'started', at: Date.now() - 60_000, tries: 1 });
+    await redis.hset(bridgeKeys(w.prefix).run(eventKey), 'a:remind#0', started);
+  };
+
+  it('a run that finds the timer `started` and no registration (fired since, job gone) does not set it again', async () => {
+    const w = await startWorld();
+    const keys = bridgeKeys(w.prefix);
+    await seedCutOffRun(w);
+    await post(w, message('conv-resume', 'ingatkan saya', 'm-resume'));
+    await waitFor(
+      async () =>
+        (await redis.exists(keys.dedupe(eventKey))) === 1 && (await redis.exists(keys.run(eventKey))) === 0,
+      { timeoutMs: 10_000, what: 'the run to finish' },
+    );
+    expect(await redis.zcard(`${w.prefix}:timers:delayed`)).toBe(0);
+    expect((await redis.hkeys(keys.conversation('conv-resume'))).filter((f) => f.startsWith('T:'))).toEqual(
+      [],
+    );
+  });
+
+  it('a run that finds the timer `started` and its registration (cut off before the job was added) adds it', async () => {
+    const w = await startWorld();
+    const keys = bridgeKeys(w.prefix);
+    await seedCutOffRun(w);
+    const timerId = timerIdFor(eventKey, 'remind#0');
+    await redis.hset(keys.conversation('conv-resume'), `T:${timerId}`, 'p:');
+    await post(w, message('conv-resume', 'ingatkan saya', 'm-resume'));
+    await waitFor(async () => (await redis.zcard(`${w.prefix}:timers:delayed`)) === 1, {
+      timeoutMs: 10_000,
+      what: 'the timer job',
+    });
+    expect(await redis.zrange(`${w.prefix}:timers:delayed`, 0, -1)).toEqual([timerId]);
+  });
+
+  it('a first run records `started` durably before the timer job exists', async () => {
+    const keys = bridgeKeys(`ret-sched-${randomBytes(3).toString('hex')}`);
+    const queue = new Queue('timers', { connection: redis, prefix: keys.queuePrefix });
+    try {
+      const scheduler = createTimerScheduler(redis, keys, queue, () => new Date(), 2);
+      const input = {
+        timerId: 'tm-sched-1',
+        conversationId: 'conv-sched',
+        delayMs: 60_000,
+        unless: [],
+        actions: [],
+        event: makeEvent({ conversationId: 'conv-sched' }),
+        rule: 'r',
+      };
+      let jobAtRegistration: unknown = 'not called';
+      const first = await scheduler.schedule({
+        ...input,
+        onRegistered: async () => {
+          jobAtRegistration = (await queue.getJob('tm-sched-1')) ?? null;
+        },
+      });
+      expect(first).toBe('scheduled');
+      expect(jobAtRegistration).toBeNull();
+      // The registration keeps the hash past the due time, however short `conversations` (2 s).
+      expect(await redis.pttl(keys.conversation('conv-sched'))).toBeGreaterThan(60_000);
+      // Fired and done: registration released, job removed. A resumed run sets nothing.
+      await releaseTimer(redis, keys, 'conv-sched', 'tm-sched-1');
+      await queue.remove('tm-sched-1');
+      expect(await scheduler.schedule({ ...input, resumed: true })).toBe('gone');
+      expect(await queue.getJob('tm-sched-1')).toBeUndefined();
+      expect(await redis.hexists(keys.conversation('conv-sched'), 'T:tm-sched-1')).toBe(0);
+    } finally {
+      await queue.obliterate({ force: true });
+      await queue.close();
+      await redis.del(keys.conversation('conv-sched'));
+    }
   });
 });
 
