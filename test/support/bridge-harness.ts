@@ -158,6 +158,11 @@ export interface ExampleEdits {
   timer?: string;
   /** A `worker:` section appended to the file. */
   worker?: Record<string, string | number>;
+  /**
+   * A `retention:` section appended to the file: a test that reads what a done job returned keeps
+   * done jobs (`done_events: 1h`), as an operator debugging would; the default removes them.
+   */
+  retention?: Record<string, string | number>;
   /** Rules appended after the example's four. */
   extraRules?: string;
 }
@@ -178,6 +183,11 @@ export async function exampleConfig(edits: ExampleEdits): Promise<string> {
   if (edits.extraRules) text = `${text.trimEnd()}\n${edits.extraRules}\n`;
   if (edits.worker) {
     text += `worker:\n${Object.entries(edits.worker)
+      .map(([k, v]) => `  ${k}: ${v}`)
+      .join('\n')}\n`;
+  }
+  if (edits.retention) {
+    text += `retention:\n${Object.entries(edits.retention)
       .map(([k, v]) => `  ${k}: ${v}`)
       .join('\n')}\n`;
   }
