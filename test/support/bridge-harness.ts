@@ -159,7 +159,7 @@ export interface ExampleEdits {
   /** A `worker:` section appended to the file. */
   worker?: Record<string, string | number>;
   /**
-   * A `retention:` section appended to the file: a test that reads what a done job returned keeps
+   * A `retention:` section (before `rules:`): a test that reads what a done job returned keeps
    * done jobs (`done_events: 1h`), as an operator debugging would; the default removes them.
    */
   retention?: Record<string, string | number>;
@@ -187,9 +187,11 @@ export async function exampleConfig(edits: ExampleEdits): Promise<string> {
       .join('\n')}\n`;
   }
   if (edits.retention) {
-    text += `retention:\n${Object.entries(edits.retention)
+    // Before `rules:`, so that a test may still append rules to the end of the file.
+    const section = `retention:\n${Object.entries(edits.retention)
       .map(([k, v]) => `  ${k}: ${v}`)
       .join('\n')}\n`;
+    text = text.replace(/^rules:\n/m, () => `${section}rules:\n`);
   }
   return text;
 }
