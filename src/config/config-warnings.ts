@@ -1,7 +1,7 @@
-import { formatDuration } from '../base/duration.js';
 import type { ActionConfig } from '../rules/rule-schema.js';
 import type { ConfigPath } from './config-document.js';
 import { type BridgeConfig, REDELIVERY_HORIZON_MS } from './config-schema.js';
+import { formatKeptFor } from './describe-retention.js';
 import type { SchemaProblem } from './describe-zod-issues.js';
 
 /**
@@ -57,7 +57,7 @@ function retentionWarnings(config: BridgeConfig): SchemaProblem[] {
     warnings.push({
       path: written ? [...written.path] : ['retention', 'dedupe'],
       atKey: false,
-      message: `${written ? written.path.join('.') : 'retention.dedupe'} (${formatDuration(dedupeMs)}) is shorter than the platform's redeliveries (up to ${formatDuration(REDELIVERY_HORIZON_MS)}): a duplicate that arrives later is taken as new, and its rules may act twice; keep it at ${formatDuration(REDELIVERY_HORIZON_MS)} or more`,
+      message: `${written ? written.path.join('.') : 'retention.dedupe'} (${formatKeptFor(dedupeMs)}) is shorter than the platform's redeliveries (up to ${formatKeptFor(REDELIVERY_HORIZON_MS)}): a duplicate that arrives later is taken as new, and its rules may act twice; keep it at ${formatKeptFor(REDELIVERY_HORIZON_MS)} or more`,
     });
   }
   config.rules.forEach((rule, i) => {
@@ -84,7 +84,7 @@ function forgottenMark(path: ConfigPath, what: string, ms: number, conversations
   return {
     path,
     atKey: false,
-    message: `${what} (${formatDuration(ms)}) is longer than retention.conversations (${formatDuration(conversationsMs)}): a conversation quiet that long forgets the mark, and the action may run again sooner; raise retention.conversations`,
+    message: `${what} (${formatKeptFor(ms)}) is longer than retention.conversations (${formatKeptFor(conversationsMs)}): a conversation quiet that long forgets the mark, and the action may run again sooner; raise retention.conversations`,
   };
 }
 

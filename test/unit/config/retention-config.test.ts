@@ -83,7 +83,7 @@ describe('retention: defaults', () => {
 
   it('are said in one line by validate', () => {
     expect(describeRetention(load('').config.retention)).toBe(
-      'retention: done events removed once done, failed events 168h, dead letters 720h, quarantine 720h, conversations 720h after the last customer message, recorded events 168h, dedupe 72h, event stream ~100 entries per queue',
+      'retention: done events removed once done, failed events 7d, dead letters 30d, quarantine 30d, conversations 30d after the last customer message, recorded events 7d, dedupe 3d, event stream ~100 entries per queue',
     );
   });
 });
