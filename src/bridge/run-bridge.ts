@@ -392,7 +392,7 @@ function watchRules(
         log.info({ rules: next.rules.rules.length }, 'config reloaded: new rules in force');
       }
       if (sharedSettingsChanged(config, next.config, businesses !== undefined)) {
-        log.warn('receiver and redis settings changed too: they take effect after a restart');
+        log.warn('receiver, redis or retention settings changed too: they take effect after a restart');
       }
     },
     onError: (error: ConfigError) => {
@@ -412,7 +412,8 @@ function sharedSettingsChanged(before: BridgeConfig, after: BridgeConfig, perBus
     perBusiness ? { ...config.receiver, path: null, secrets: null, secretsDefaulted: null } : config.receiver;
   return (
     JSON.stringify(receiverOf(after)) !== JSON.stringify(receiverOf(before)) ||
-    JSON.stringify(after.redis) !== JSON.stringify(before.redis)
+    JSON.stringify(after.redis) !== JSON.stringify(before.redis) ||
+    JSON.stringify(after.retention) !== JSON.stringify(before.retention)
   );
 }
 
