@@ -60,6 +60,14 @@ function retentionWarnings(config: BridgeConfig): SchemaProblem[] {
       message: `${written ? written.path.join('.') : 'retention.dedupe'} (${formatKeptFor(dedupeMs)}) is shorter than the platform's redeliveries (up to ${formatKeptFor(REDELIVERY_HORIZON_MS)}): a duplicate that arrives later is taken as new, and its rules may act twice; keep it at ${formatKeptFor(REDELIVERY_HORIZON_MS)} or more`,
     });
   }
+  const windowMs = config.replyWindow.hours * 3_600_000;
+  if (config.replyWindow.appliesTo.length > 0 && conversationsMs < windowMs) {
+    warnings.push({
+      path: ['retention', 'conversations'],
+      atKey: false,
+      message: `retention.conversations (${formatKeptFor(conversationsMs)}) is shorter than the reply window (reply_window.hours: ${config.replyWindow.hours}): a conversation forgets its last customer message while the window may still be open, and the bridge asks the platform's history again for it`,
+    });
+  }
   config.rules.forEach((rule, i) => {
     if (rule.cooldownMs !== undefined && rule.cooldownMs > conversationsMs) {
       warnings.push(

@@ -204,7 +204,7 @@ describe('retention: warnings about values too short for what relies on them', (
     expect(warningsOf('retention: { dedupe: 5m }\n')).toEqual([]);
   });
 
-  it('a cooldown or once_per_conversation longer than conversations', () => {
+  it('a reply window, a cooldown or a once_per_conversation longer than conversations', () => {
     const rules = `retention: { conversations: 1h }
 rules:
   - name: hello
@@ -216,8 +216,15 @@ rules:
         then: [ { reply: { text: "masih di sana?", once_per_conversation: 30m } } ]
 `;
     expect(warningsOf(rules)).toEqual([
+      "r.yaml:6:29: retention.conversations (1h) is shorter than the reply window (reply_window.hours: 24): a conversation forgets its last customer message while the window may still be open, and the bridge asks the platform's history again for it",
       'r.yaml:10:15: rules.0 (hello): cooldown (2h) is longer than retention.conversations (1h): a conversation quiet that long forgets the mark, and the action may run again sooner; raise retention.conversations',
       'r.yaml:12:55: rules.0.then.0.reply.once_per_conversation (12h) is longer than retention.conversations (1h): a conversation quiet that long forgets the mark, and the action may run again sooner; raise retention.conversations',
     ]);
+  });
+});
+
+describe('retention: no warning about the reply window when no channel has one', () => {
+  it('reply_window.applies_to: [] with a short conversations', () => {
+    expect(warningsOf('retention: { conversations: 1h }\nreply_window: { applies_to: [] }\n')).toEqual([]);
   });
 });
