@@ -5,7 +5,7 @@ import { createForwarder } from '../forward/forward-event.js';
 import { createPlatformClient, type PlatformClient } from '../platform/create-platform-client.js';
 import { type KeyLayout, layoutFor } from '../queue/key-layout.js';
 import type { BridgeKeys } from '../queue/redis-keys.js';
-import { createEventRecorder } from '../record/create-event-recorder.js';
+import { createEventRecorder, type RecorderSettings } from '../record/create-event-recorder.js';
 import { closeConnection } from '../redis/close-connection.js';
 import type { RedisClient } from '../redis/redis-client.js';
 import { createRedisClient } from '../redis/redis-connection.js';
@@ -82,6 +82,7 @@ export function composeWorker(
     forwarder: forwarderFor(config.destinations),
     rules: () => current,
     settings: config.worker,
+    retention: config.retention,
     logger: options.logger,
     ...(metrics ? { metrics } : {}),
     ...(options.now ? { now: options.now } : {}),
@@ -89,7 +90,7 @@ export function composeWorker(
     ...(config.record.enabled
       ? {
           makeRecorder: (redis: RedisClient, keys: BridgeKeys) =>
-            createEventRecorder(redis, keys, config.record, options.logger),
+            createEventRecorder(redis, keys, recorderSettings(config), options.logger),
         }
       : {}),
   });
@@ -168,8 +169,8 @@ function assumedChannelAdvice(logger: Logger): RulesPortOptions {
 /**
  * The worker side of a bridge of several businesses (issue 26): one BullMQ worker per shard and
  * queue for all of them, and per business its own platform client (credentials, base URL, call
- * budget), forwarder, rules and recorder. The shared sections (redis, worker) are the top level's,
- * the same in every business's config.
+ * budget), forwarder, rules and recorder. The shared sections (redis, worker, retention) are the
+ * top level's, the same in every business's config.
  */
 export function composeBusinessesWorker(
   shared: BridgeConfig,
@@ -216,6 +217,7 @@ export function composeBusinessesWorker(
     layout,
     businesses: businesses.map((setup) => compose(setup).business),
     settings: shared.worker,
+    retention: shared.retention,
     logger: options.logger,
     ...(metrics ? { metrics } : {}),
     ...(options.now ? { now: options.now } : {}),
@@ -248,7 +250,7 @@ interface ComposedBusiness {
 
 /** What a business's client, forwarder and recorder are made from: a change here makes new ones. */
 function platformFingerprint(config: BridgeConfig): string {
-  return JSON.stringify([config.platform, config.destinations, config.record]);
+  return JSON.stringify([config.platform, config.destinations, recorderSettings(config)]);
 }
 
 function composeBusiness(
@@ -284,7 +286,7 @@ function composeBusiness(
     ...(config.record.enabled
       ? {
           makeRecorder: (redis: RedisClient, keys: BridgeKeys) =>
-            createEventRecorder(redis, keys, config.record, log),
+            createEventRecorder(redis, keys, recorderSettings(config), log),
         }
       : {}),
   };
@@ -295,6 +297,11 @@ function composeBusiness(
       current = next;
     },
   };
+}
+
+/** The recorder's settings: the `record:` section and `retention.recorded_events`. */
+function recorderSettings(config: BridgeConfig): RecorderSettings {
+  return { ...config.record, maxAgeMs: config.retention.recordedEventsMs };
 }
 
 /** The signed forwards to a config's destinations. */

@@ -12,7 +12,6 @@ import { type LoadedConfig, loadConfig } from '../config/load-config.js';
 import { type ConfigWatcher, watchConfig } from '../config/watch-config.js';
 import { createLogger } from '../observe/logger.js';
 import { setUpTracing, type TracingHandle } from '../observe/set-up-tracing.js';
-import { bridgeJobOptions } from '../queue/job-options.js';
 import { type KeyLayout, layoutFor } from '../queue/key-layout.js';
 import { LayoutMismatchError } from '../queue/layout-record.js';
 import { createReceiver, type Receiver } from '../receive/create-receiver.js';
@@ -316,7 +315,6 @@ async function startReceiver(
       : {}),
     layout,
     layoutChecked,
-    jobOptions: bridgeJobOptions({ attempts: config.worker.attempts }),
     logger: log,
     // Repeated 503s: one line per interval with a count, like the outage report.
     repeatLogIntervalMs: base.options.outageReportIntervalMs ?? 30_000,
@@ -394,7 +392,7 @@ function watchRules(
         log.info({ rules: next.rules.rules.length }, 'config reloaded: new rules in force');
       }
       if (sharedSettingsChanged(config, next.config, businesses !== undefined)) {
-        log.warn('receiver and redis settings changed too: they take effect after a restart');
+        log.warn('receiver, redis or retention settings changed too: they take effect after a restart');
       }
     },
     onError: (error: ConfigError) => {
@@ -414,7 +412,8 @@ function sharedSettingsChanged(before: BridgeConfig, after: BridgeConfig, perBus
     perBusiness ? { ...config.receiver, path: null, secrets: null, secretsDefaulted: null } : config.receiver;
   return (
     JSON.stringify(receiverOf(after)) !== JSON.stringify(receiverOf(before)) ||
-    JSON.stringify(after.redis) !== JSON.stringify(before.redis)
+    JSON.stringify(after.redis) !== JSON.stringify(before.redis) ||
+    JSON.stringify(after.retention) !== JSON.stringify(before.retention)
   );
 }
 

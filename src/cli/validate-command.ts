@@ -3,6 +3,7 @@ import { redactUrl } from '../base/redact-url.js';
 import { ConfigError, formatConfigIssue } from '../config/config-error.js';
 import type { BridgeConfig } from '../config/config-schema.js';
 import { describeConfigDefaults } from '../config/describe-defaults.js';
+import { describeRetention } from '../config/describe-retention.js';
 import { type LoadedConfig, loadConfig } from '../config/load-config.js';
 import { resolveConfigPath } from '../config/resolve-config-path.js';
 import { describeTracing, resolveTracing } from '../observe/tracing-settings.js';
@@ -83,6 +84,7 @@ export function summarize(loaded: LoadedConfig, env: NodeJS.ProcessEnv = process
     `  receiver: ${c.receiver.host}:${c.receiver.port}${c.receiver.path}, ${c.receiver.secrets.length} webhook secret${c.receiver.secrets.length === 1 ? '' : 's'}`,
   );
   for (const line of describeRedisConfig(c.redis)) lines.push(`  ${line}`);
+  lines.push(`  ${describeRetention(c.retention)}`);
   if (c.businessHours) {
     const weekly =
       Object.entries(c.businessHours.weekly)

@@ -32,7 +32,7 @@ export type BusinessSection = (typeof BUSINESS_SECTIONS)[number];
 export const BUSINESS_RECEIVER_KEYS = ['path', 'secrets'] as const;
 
 /** Sections one process has once, whatever the number of businesses (refused in a business). */
-export const SHARED_SECTIONS = ['redis', 'worker', 'admin', 'log', 'tracing'] as const;
+export const SHARED_SECTIONS = ['redis', 'worker', 'retention', 'admin', 'log', 'tracing'] as const;
 
 /** The webhook path of a business that does not set `receiver.path`. */
 export function defaultWebhookPath(id: string): string {

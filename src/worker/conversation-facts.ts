@@ -1,6 +1,7 @@
 import type { ConversationEvent } from '../events/conversation-event.js';
 import type { BridgeKeys } from '../queue/redis-keys.js';
 import type { RedisClient } from '../redis/redis-client.js';
+import { defineRedisScript } from '../redis/redis-script.js';
 import type { ConversationFacts, HistoryMessage } from './ports.js';
 
 /**
@@ -9,9 +10,10 @@ import type { ConversationFacts, HistoryMessage } from './ports.js';
  * message was seen, when once-per-conversation actions and rules with a cooldown last ran,
  * which texts were sent moments ago, and its tags (rules/tags.ts). All of it lives in ONE hash per conversation
  * (`keys.conversation`, field prefixes below) so a run reads it with one command. Events of one
- * conversation are processed one at a time (order gate), so read-modify-write is safe here.
+ * conversation are processed one at a time (order gate), so read-modify-write is safe here. It
+ * expires `retention.conversations` after the last customer message (store-ttls.ts), never
+ * earlier than a pending timer it registers is due.
  */
-export const FACTS_TTL_SECONDS = 30 * 24 * 3600;
 
 /** Field names and prefixes of the conversation hash. */
 export const CONVERSATION_FIELDS = {
@@ -149,6 +151,17 @@ export function withCustomerMessage(stored: StoredFacts, event: ConversationEven
   return next;
 }
 
+/**
+ * Sets fields of a conversation hash and gives it the conversation's expiry, unless it has a
+ * longer one already (a pending timer's registration keeps it past the timer's due time).
+ * KEYS: conversation hash. ARGV: ttl ms, then fields and values.
+ */
+const SET_FIELDS_LUA = `
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[1]) then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+`;
+const setFieldsScript = defineRedisScript<null>('ConversationSetFields', 1, SET_FIELDS_LUA);
+
 /** Learns the last customer message time from history (the bridge started after it). */
 export async function learnFromHistory(
   redis: RedisClient,
@@ -156,6 +169,7 @@ export async function learnFromHistory(
   conversationId: string,
   history: AsyncIterable<HistoryMessage>,
   currentMessageId: string | null,
+  ttlSeconds: number,
 ): Promise<{ lastCustomerMessageAt: Date | null; earlierCustomerMessages: number }> {
   let last: Date | null = null;
   let earlier = 0;
@@ -168,7 +182,7 @@ export async function learnFromHistory(
   const key = keys.conversation(conversationId);
   const fields: Record<string, string> = { historyChecked: '1' };
   if (last) fields.lastIn = last.toISOString();
-  await redis.multi().hset(key, fields).expire(key, FACTS_TTL_SECONDS).exec();
+  await setFieldsScript(redis, [key], [ttlSeconds * 1000, ...Object.entries(fields).flat()]);
   return { lastCustomerMessageAt: last, earlierCustomerMessages: earlier };
 }
 

@@ -13,6 +13,7 @@ import type { EventSlots } from '../processor/event-slots.js';
 import { type EventJobResult, processEventJob } from '../processor/process-event.js';
 import { processTimerJob, type TimerJobResult } from '../processor/process-timer.js';
 import type { BatchDeps, EventProcessorDeps } from '../processor/processor-deps.js';
+import type { StoreTtls } from '../store-ttls.js';
 import { createTimerScheduler } from '../timers/timers.js';
 import type { WorkerBusiness } from './worker-business.js';
 
@@ -37,6 +38,8 @@ export interface SharedWorkerParts {
   slots: EventSlots;
   now: () => Date;
   settings: WorkerSettings;
+  /** The expiries of the keys the runs write (from `retention:`). */
+  ttls: StoreTtls;
   log: Logger;
 }
 
@@ -230,13 +233,21 @@ export class BusinessTable {
         classifyPlatformError: business.classifyPlatformError,
         forwarder: business.forwarder,
         rules: business.rules,
-        timers: createTimerScheduler(shared.redis, keys, q.timers, shared.now),
+        timers: createTimerScheduler(
+          shared.redis,
+          keys,
+          q.timers,
+          shared.now,
+          shared.ttls.conversationSeconds,
+        ),
         slots: shared.slots,
         now: shared.now,
         settings: shared.settings,
+        ttls: shared.ttls,
         failurePolicy: {
           redis: shared.redis,
           keys: layout.global,
+          deadLetterSeconds: shared.ttls.deadLetterSeconds,
           // A 429 or a credentials failure of a bridge of one business pauses every shard: they
           // all call the same platform. With several, only this business pauses (its gate).
           queues: shared.allQueues,

@@ -2,9 +2,6 @@ import { coalescedWrites } from '../../redis/coalesced-writes.js';
 import type { RedisClient } from '../../redis/redis-client.js';
 import { type LedgerEntry, parseLedgerEntry } from './action-ledger.js';
 
-/** How long the state of an unfinished run (plan, ledger) is kept: past every retry and replay. */
-export const RUN_TTL_SECONDS = 8 * 24 * 3600;
-
 const LEDGER_FIELD = 'a:';
 const PLAN_FIELD = 'plan';
 
@@ -34,6 +31,8 @@ export class RunState {
     readonly runKey: string,
     readonly conversationKey: string,
     stored: Record<string, string>,
+    /** The expiry its first write gives the run's key (StoreTtls.unfinishedRunSeconds). */
+    private readonly ttlSeconds: number,
   ) {
     this.ledger = new Map();
     for (const [field, value] of Object.entries(stored)) {
@@ -46,8 +45,13 @@ export class RunState {
   }
 
   /** Reads a run's state (a timer's run; an event's comes with processor/prepare-run.ts). */
-  static async load(redis: RedisClient, runKey: string, conversationKey: string): Promise<RunState> {
-    return new RunState(redis, runKey, conversationKey, await redis.hgetall(runKey));
+  static async load(
+    redis: RedisClient,
+    runKey: string,
+    conversationKey: string,
+    ttlSeconds: number,
+  ): Promise<RunState> {
+    return new RunState(redis, runKey, conversationKey, await redis.hgetall(runKey), ttlSeconds);
   }
 
   /** Freezes the plan: written with the run's first write. */
@@ -98,7 +102,7 @@ export class RunState {
         pipeline.hset(this.runKey, run);
         count += 1;
         if (expire) {
-          pipeline.expire(this.runKey, RUN_TTL_SECONDS);
+          pipeline.expire(this.runKey, this.ttlSeconds);
           count += 1;
         }
       }

@@ -40,6 +40,7 @@ export async function planEvent(
         conversationId,
         deps.platform.history(conversationId),
         event.messageId,
+        deps.ttls.conversationSeconds,
       );
       facts = {
         ...facts,

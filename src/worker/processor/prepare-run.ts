@@ -2,13 +2,9 @@ import type { ConversationEvent } from '../../events/conversation-event.js';
 import type { BridgeKeys } from '../../queue/redis-keys.js';
 import type { RedisClient } from '../../redis/redis-client.js';
 import { defineRedisScript } from '../../redis/redis-script.js';
-import {
-  FACTS_TTL_SECONDS,
-  type StoredFacts,
-  toStoredFacts,
-  withCustomerMessage,
-} from '../conversation-facts.js';
+import { type StoredFacts, toStoredFacts, withCustomerMessage } from '../conversation-facts.js';
 import { echoProbe, RunState } from '../exactly-once/execute-actions.js';
+import type { StoreTtls } from '../store-ttls.js';
 import { GATE_LUA, type GateDecision } from './order-gate.js';
 
 /**
@@ -107,6 +103,8 @@ export interface PrepareInput {
   replay: boolean;
   /** Each event, and its business's keys when they are not `keys` (a bridge of several, issue 26). */
   events: readonly { event: ConversationEvent; member: string; keys?: BridgeKeys }[];
+  /** The conversation hash's expiry after a customer message, and a new run state's. */
+  ttls: Pick<StoreTtls, 'conversationSeconds' | 'unfinishedRunSeconds'>;
 }
 
 function pairs(flat: unknown): Record<string, string> {
@@ -132,7 +130,7 @@ export async function prepareEvents(
     input.ghostGraceMs,
     input.jobId,
     input.replay ? '1' : '0',
-    FACTS_TTL_SECONDS,
+    input.ttls.conversationSeconds,
   ];
   for (const { event, member, keys: own } of input.events) {
     const c = event.conversationId ?? '';
@@ -155,7 +153,13 @@ export async function prepareEvents(
           newConversation: event.kind !== 'message_in' && (!Array.isArray(facts) || facts.length === 0),
           cancelledTimers: Array.isArray(cancelled) ? cancelled.map((f) => String(f).slice(2)) : [],
           ownSend: echo === 1,
-          state: new RunState(redis, k.run(event.key), k.conversation(c), pairs(run)),
+          state: new RunState(
+            redis,
+            k.run(event.key),
+            k.conversation(c),
+            pairs(run),
+            input.ttls.unfinishedRunSeconds,
+          ),
         };
       }
       case 'skip':

@@ -3,7 +3,6 @@ import { describeIssuePaths } from '../../base/issue-paths.js';
 import { traceEventRun } from '../../observe/trace-context.js';
 import { type BatchedEvent, type EventBatchData, EventBatchDataSchema } from '../../queue/event-job.js';
 import { eventId, orderMember } from '../../queue/redis-keys.js';
-import { RUN_TTL_SECONDS } from '../exactly-once/execute-actions.js';
 import { jobRetryDelay } from '../failures/backoff.js';
 import { BusinessPaused, deadLetter, failureOf, pauseOnFailure } from '../failures/job-failure-policy.js';
 import type { ActionReport } from '../ports.js';
@@ -174,6 +173,7 @@ class EventBatch {
     return prepareEvents(this.deps.redis, this.deps.keys, {
       ...this.gateInput,
       now: Date.now(),
+      ttls: this.deps.ttls,
       events: list.map((item) => ({
         event: item.event,
         member: this.member(item),
@@ -352,7 +352,16 @@ async function settleFailedRuns(batch: EventBatch, runFailures: readonly EventRu
       actions: failed.actions,
       data: { events: [failed.item] },
       idSuffix: eventId(event.key).slice(0, 8),
-      release: () => leaveOrder(deps, failed.item.event, batch.member(failed.item), RUN_TTL_SECONDS, {}, []),
+      // The run's state (its ledger) lives as long as the dead letter, for a replay (store-ttls.ts).
+      release: () =>
+        leaveOrder(
+          deps,
+          failed.item.event,
+          batch.member(failed.item),
+          deps.ttls.deadLetterRunSeconds,
+          {},
+          [],
+        ),
     });
     batch.deadLettered += 1;
   }

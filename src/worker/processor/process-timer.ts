@@ -62,15 +62,20 @@ export async function processTimerJob(
   }
 
   const actions: ActionReport[] = [];
-  // A dead letter keeps the timer's run state (its ledger) for a replay.
-  const release = (keepRun = true) =>
-    releaseTimer(deps.redis, deps.keys, data.conversationId, data.timerId, keepRun);
+  // A dead letter keeps the timer's run state (its ledger) as long as itself, for a replay.
+  const release = (keepRunSeconds = deps.ttls.deadLetterRunSeconds) =>
+    releaseTimer(deps.redis, deps.keys, data.conversationId, data.timerId, keepRunSeconds);
   let state: RunState | undefined;
   try {
     let facts: Awaited<ReturnType<typeof loadFacts>>;
     [facts, state] = await Promise.all([
       loadFacts(deps.redis, deps.keys, data.conversationId),
-      RunState.load(deps.redis, deps.keys.run(data.timerId), deps.keys.conversation(data.conversationId)),
+      RunState.load(
+        deps.redis,
+        deps.keys.run(data.timerId),
+        deps.keys.conversation(data.conversationId),
+        deps.ttls.unfinishedRunSeconds,
+      ),
     ]);
     const reports = await runPlannedActions(
       deps,
@@ -88,7 +93,7 @@ export async function processTimerJob(
       actions,
     );
     await state.flush();
-    await release(false);
+    await release(0);
     log.info({ actions: reports.length }, 'timer fired');
     return { timerId: data.timerId, state: 'fired', actions: reports };
   } catch (error) {

@@ -16,6 +16,7 @@ import type {
   RulesPort,
   TimerScheduler,
 } from '../ports.js';
+import type { StoreTtls } from '../store-ttls.js';
 import type { BusinessGate } from './business-gate.js';
 import type { EventSlots } from './event-slots.js';
 
@@ -38,6 +39,8 @@ export interface EventProcessorDeps {
   now: () => Date;
   /** The `worker:` section as validated (backoff between an event's failed runs, safety margin, skew). */
   settings: WorkerSettings;
+  /** The expiries of the keys the runs write (from `retention:`; store-ttls.ts). */
+  ttls: StoreTtls;
   failurePolicy: FailurePolicyDeps;
   log: Logger;
   onAction?: (report: ActionReport) => void;

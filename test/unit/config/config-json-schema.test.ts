@@ -38,6 +38,7 @@ describe('configJsonSchema', () => {
         'destinations',
         'rules',
         'record',
+        'retention',
         'tracing',
         'businesses',
         'businesses_dir',

@@ -281,9 +281,20 @@ describe('defaults', () => {
       secrets: ['whsec-1'],
       secretsDefaulted: false,
       bodyLimitBytes: 1_048_576,
-      dedupeWindowMs: 72 * 3_600_000,
       enqueueTimeoutMs: 2_000,
     });
+    // Issue 27: what each store keeps, and for how long.
+    expect(config.retention).toEqual({
+      doneEventsMs: 0,
+      failedEventsMs: 7 * 86_400_000,
+      deadLettersMs: 30 * 86_400_000,
+      quarantineMs: 30 * 86_400_000,
+      conversationsMs: 30 * 86_400_000,
+      recordedEventsMs: 7 * 86_400_000,
+      dedupeMs: 72 * 3_600_000,
+      eventStreamMaxLen: 100,
+    });
+    expect(config.oldKeys).toEqual([]);
     expect(config.platform.retry).toEqual({
       retries: 3,
       minDelayMs: 100,
