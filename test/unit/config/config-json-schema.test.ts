@@ -39,6 +39,7 @@ describe('configJsonSchema', () => {
         'rules',
         'record',
         'tracing',
+        'shadow',
         'businesses',
         'businesses_dir',
       ],
@@ -56,6 +57,7 @@ describe('configJsonSchema', () => {
         'timezone',
         'destinations',
         'record',
+        'shadow',
       ],
     ],
     [
