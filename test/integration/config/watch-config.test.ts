@@ -245,7 +245,10 @@ describe('watchConfig with shadow rules (issue 28)', () => {
   it('reloads when the candidate file changes, reports an invalid or missing one, and recovers', async () => {
     const file = join(dir, 'shadow', 'candidate.yaml');
     await writeFile(file, candidate('a', 'b'));
-    await waitFor(() => reloads.length === 1, { timeoutMs: 5_000, what: 'the reload of the changed candidate' });
+    await waitFor(() => reloads.length === 1, {
+      timeoutMs: 5_000,
+      what: 'the reload of the changed candidate',
+    });
     expect(shadowNames(reloads[0])).toEqual(['a', 'b']);
     expect(reloads[0]?.shadowFiles).toEqual([file]);
 
@@ -259,11 +262,17 @@ describe('watchConfig with shadow rules (issue 28)', () => {
     expect(reloads).toHaveLength(1);
 
     await writeFile(file, `${candidate('a')}  - { name: c, on: mesage_in, then: [] }\n`);
-    await waitFor(() => errors.length === 1, { timeoutMs: 5_000, what: 'the invalid candidate to be reported' });
+    await waitFor(() => errors.length === 1, {
+      timeoutMs: 5_000,
+      what: 'the invalid candidate to be reported',
+    });
     expect(new Set(errors[0]?.issues.map((i) => `${i.file}:${i.line}`))).toEqual(new Set([`${file}:3`]));
 
     await rm(file);
-    await waitFor(() => errors.length === 2, { timeoutMs: 5_000, what: 'the missing candidate to be reported' });
+    await waitFor(() => errors.length === 2, {
+      timeoutMs: 5_000,
+      what: 'the missing candidate to be reported',
+    });
     expect(errors[1]?.message).toContain('does not exist');
     await writeFile(file, candidate('z'));
     await waitFor(() => reloads.length === 2, { timeoutMs: 5_000, what: 'the reload once the file is back' });
