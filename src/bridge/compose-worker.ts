@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { ShadowRules } from '../config/businesses.js';
 import type { BridgeConfig } from '../config/config-schema.js';
 import { createForwarder } from '../forward/forward-event.js';
 import { createPlatformClient, type PlatformClient } from '../platform/create-platform-client.js';
@@ -18,11 +19,15 @@ import type { WorkerBusiness } from '../worker/businesses/worker-business.js';
 import { type BridgeWorker, createBridgeWorker } from '../worker/create-bridge-worker.js';
 import { type CallBudget, createCallBudget } from '../worker/failures/call-budget.js';
 import type { RulesPort } from '../worker/ports.js';
+import type { ShadowCandidate } from '../worker/shadow/shadow-observer.js';
 
 export interface ComposedWorker {
   worker: BridgeWorker;
-  /** Swaps in newly loaded rules (hot reload); jobs already planned keep their frozen plan. */
-  setRules(rules: CompiledRules): void;
+  /**
+   * Swaps in newly loaded rules and shadow rules (hot reload; none: shadow rules off); jobs
+   * already planned keep their frozen plan.
+   */
+  setRules(rules: CompiledRules, shadow?: ShadowCandidate): void;
   /**
    * A worker of several businesses (issue 26, hot reload): serve these from now on. A business
    * whose platform, destinations or recording changed gets a new client; one whose rules alone
@@ -39,6 +44,21 @@ export interface BusinessSetup {
   readonly id: string;
   readonly config: BridgeConfig;
   readonly rules: CompiledRules;
+  /** Its candidate rules (`shadow:`, issue 28), if any. */
+  readonly shadow?: ShadowRules;
+}
+
+/** The shadow rules a loaded config puts in force (issue 28), as the worker takes them. */
+export function shadowCandidate(
+  config: BridgeConfig,
+  shadow: ShadowRules | undefined,
+): ShadowCandidate | undefined {
+  if (shadow === undefined || config.shadow === null) return undefined;
+  return {
+    rules: rulesPort(shadow.rules),
+    examples: config.shadow.examples,
+    maxAgeMs: config.shadow.maxAgeMs,
+  };
 }
 
 /**
@@ -49,7 +69,7 @@ export interface BusinessSetup {
 export function composeWorker(
   config: BridgeConfig,
   rules: CompiledRules,
-  options: { logger: Logger; registry?: Registry; now?: () => Date },
+  options: { logger: Logger; registry?: Registry; now?: () => Date; shadow?: ShadowCandidate },
 ): ComposedWorker {
   const layout = layoutFor(config.redis);
   const budgetRedis = config.platform.rateLimit
@@ -73,6 +93,7 @@ export function composeWorker(
 
   const portOptions = assumedChannelAdvice(options.logger);
   let current: RulesPort = rulesPort(rules, portOptions);
+  let shadow = options.shadow;
   const worker = createBridgeWorker({
     topology: config.redis.topology,
     prefix: config.redis.prefix,
@@ -81,6 +102,7 @@ export function composeWorker(
     classifyPlatformError,
     forwarder: forwarderFor(config.destinations),
     rules: () => current,
+    shadow: () => shadow,
     settings: config.worker,
     retention: config.retention,
     logger: options.logger,
@@ -98,8 +120,9 @@ export function composeWorker(
   let closing: Promise<void> | undefined;
   return {
     worker,
-    setRules(next) {
+    setRules(next, nextShadow) {
       current = rulesPort(next, portOptions);
+      shadow = nextShadow;
     },
     setBusinesses() {
       throw new Error('this worker serves one business: the config has no businesses');
@@ -197,7 +220,7 @@ export function composeBusinessesWorker(
     const before = composed.get(setup.id);
     const fingerprint = platformFingerprint(setup.config);
     if (before && before.fingerprint === fingerprint) {
-      before.setRules(rulesPort(setup.rules, portOptions));
+      before.setRules(rulesPort(setup.rules, portOptions), shadowCandidate(setup.config, setup.shadow));
       return before;
     }
     const made = composeBusiness(setup, {
@@ -206,6 +229,7 @@ export function composeBusinessesWorker(
       metrics: metrics?.forBusiness(setup.id),
       budgetConnection,
       rules: rulesPort(setup.rules, portOptions),
+      shadow: shadowCandidate(setup.config, setup.shadow),
       logger: options.logger,
     });
     composed.set(setup.id, made);
@@ -245,7 +269,7 @@ export function composeBusinessesWorker(
 interface ComposedBusiness {
   readonly business: WorkerBusiness;
   readonly fingerprint: string;
-  setRules(rules: RulesPort): void;
+  setRules(rules: RulesPort, shadow: ShadowCandidate | undefined): void;
 }
 
 /** What a business's client, forwarder and recorder are made from: a change here makes new ones. */
@@ -261,6 +285,7 @@ function composeBusiness(
     metrics: WorkerMetrics | undefined;
     budgetConnection: () => RedisClient;
     rules: RulesPort;
+    shadow: ShadowCandidate | undefined;
     logger: Logger;
   },
 ): ComposedBusiness {
@@ -276,6 +301,7 @@ function composeBusiness(
     : undefined;
   const client = platformClientFor(config.platform, budget, deps.metrics);
   let current = deps.rules;
+  let shadow = deps.shadow;
   const log = deps.logger.child({ business: setup.id });
   const business: WorkerBusiness = {
     id: setup.id,
@@ -283,6 +309,7 @@ function composeBusiness(
     classifyPlatformError,
     forwarder: forwarderFor(config.destinations),
     rules: () => current,
+    shadow: () => shadow,
     ...(config.record.enabled
       ? {
           makeRecorder: (redis: RedisClient, keys: BridgeKeys) =>
@@ -293,8 +320,9 @@ function composeBusiness(
   return {
     business,
     fingerprint: deps.fingerprint,
-    setRules(next) {
+    setRules(next, nextShadow) {
       current = next;
+      shadow = nextShadow;
     },
   };
 }

@@ -26,7 +26,12 @@ import {
   explicitBusinesses,
   receiverBusinesses,
 } from './businesses.js';
-import { type ComposedWorker, composeBusinessesWorker, composeWorker } from './compose-worker.js';
+import {
+  type ComposedWorker,
+  composeBusinessesWorker,
+  composeWorker,
+  shadowCandidate,
+} from './compose-worker.js';
 import { connectControlRedis } from './control-redis.js';
 import { startHealthServer } from './health-server.js';
 import { claimLayoutInBackground } from './layout-claim.js';
@@ -223,9 +228,12 @@ function buildWorker(base: BridgeBase): ComposedWorker {
   const now = options.now ?? testClock(env, log);
   const businesses = explicitBusinesses(loaded);
   const composeOptions = { logger: log, registry, ...(now ? { now } : {}) };
+  const shadow = shadowCandidate(config, loaded.businesses[0]?.shadow);
   const composed = businesses
     ? composeBusinessesWorker(config, businesses, composeOptions)
-    : composeWorker(config, loaded.rules, composeOptions);
+    : composeWorker(config, loaded.rules, { ...composeOptions, ...(shadow ? { shadow } : {}) });
+  const shadows = describeShadows(loaded);
+  if (shadows) log.info(shadows, 'shadow rules on: evaluated beside the active rules, never acted on');
   for (const queue of composed.worker.queues.flatMap((q) => [q.events, q.timers])) {
     // Without a listener BullMQ prints every connection error with its stack on stderr.
     queue.on('error', (error: Error) => log.warn({ err: error.message }, `${queue.name} queue error`));
@@ -369,6 +377,7 @@ function watchRules(
   let businesses = explicitBusinesses(base.loaded);
   return watchConfig(options.configPath, {
     env,
+    shadowFiles: base.loaded.shadowFiles,
     onReload: (next) => {
       const nextBusinesses = explicitBusinesses(next);
       if ((nextBusinesses === undefined) !== (businesses === undefined)) {
@@ -385,11 +394,17 @@ function watchRules(
         const change = describeBusinessChange(businesses, nextBusinesses);
         businesses = nextBusinesses;
         reloads.inc({ result: 'ok' });
-        log.info(change, `config reloaded: ${nextBusinesses.length} business(es) in force`);
+        log.info(
+          { ...change, ...describeShadows(next) },
+          `config reloaded: ${nextBusinesses.length} business(es) in force`,
+        );
       } else {
-        composed?.setRules(next.rules);
+        composed?.setRules(next.rules, shadowCandidate(next.config, next.businesses[0]?.shadow));
         reloads.inc({ result: 'ok' });
-        log.info({ rules: next.rules.rules.length }, 'config reloaded: new rules in force');
+        log.info(
+          { rules: next.rules.rules.length, ...(describeShadows(next) ?? { shadow: 'off' }) },
+          'config reloaded: new rules in force',
+        );
       }
       if (sharedSettingsChanged(config, next.config, businesses !== undefined)) {
         log.warn('receiver, redis or retention settings changed too: they take effect after a restart');
@@ -404,6 +419,17 @@ function watchRules(
     },
     sighup: options.handleSignals ?? false,
   });
+}
+
+/** The shadow rules a config puts in force (issue 28), for the log; undefined when none. */
+function describeShadows(loaded: LoadedConfig): Record<string, unknown> | undefined {
+  const on = loaded.businesses.filter((business) => business.shadow !== undefined);
+  if (on.length === 0) return undefined;
+  const one = (business: (typeof on)[number]) =>
+    `${business.shadow?.file} (${business.shadow?.rules.rules.length} rule(s))`;
+  if (!loaded.businesses.some((business) => business.explicit))
+    return { shadow: one(on[0] as (typeof on)[number]) };
+  return { shadow: Object.fromEntries(on.map((business) => [business.id, one(business)])) };
 }
 
 /** Whether a reload changed what only a restart applies (a business's own path and secrets reload). */

@@ -66,9 +66,10 @@ ${REDIS_TARGET_HELP}
 
 Erases, on every shard and cluster node: conversation state and order, pending timers (they never
 fire afterwards), the data of its jobs in every state, queue event-log entries naming it, kept run
-state, dead letters, quarantined bodies and recorded events. Events of the conversation that are
-queued or running are finished first (up to --wait). Idempotent. Exit 2 when a Redis node cannot be
-reached (nothing is erased) or its events do not finish in time. docs/privacy.md lists every store.
+state, dead letters, quarantined bodies, recorded events and shadow rules differences. Events of
+the conversation that are queued or running are finished first (up to --wait). Idempotent. Exit 2
+when a Redis node cannot be reached (nothing is erased) or its events do not finish in time.
+docs/privacy.md lists every store.
 
 Examples:
   convo-bridge forget --conversation 6281234567890 --config config/bridge.yaml

@@ -590,6 +590,28 @@ export interface OldKey {
   readonly replacement: 'retention.recorded_events' | 'retention.dedupe';
 }
 
+/**
+ * `shadow:` (issue 28): a candidate rule set evaluated beside the active rules on every live
+ * event, without acting (worker/shadow/). The file is read by config/load-shadow-rules.ts.
+ */
+const shadowSchema = z
+  .strictObject({
+    rules: nonEmpty.describe(
+      'A YAML file (relative to the file that names it) holding a `rules:` list: the candidate rules, evaluated beside the active ones on every live event without acting; where their plans differ, the difference is counted and kept for `convo-bridge shadow report`.',
+    ),
+    examples: integer(1, 1000)
+      .prefault(20)
+      .describe(
+        'Per rule, the last this many differences kept as examples (conversation, time, both plans).',
+      ),
+    max_age: durationSchema
+      .prefault('7d')
+      .describe(
+        'Shadow counts and examples older than this are dropped (hourly counts; examples when none is newer).',
+      ),
+  })
+  .transform((s) => ({ rulesFile: s.rules, examples: s.examples, maxAgeMs: s.max_age }));
+
 const tracingSchema = z
   .strictObject({
     enabled: z
@@ -644,6 +666,7 @@ export const configSchema = z
     record: recordSchema.prefault({}),
     retention: retentionSchema.prefault({}),
     tracing: tracingSchema.prefault({}),
+    shadow: shadowSchema.optional(),
   })
   .superRefine((c, ctx) => {
     for (const old of oldKeysOf(c)) {
@@ -695,6 +718,8 @@ export const configSchema = z
     /** Keys written under an earlier version's name (validate warns about each). */
     oldKeys: oldKeysOf(c),
     tracing: c.tracing,
+    /** null: no shadow rules (the candidate's compiled rules are the loader's, LoadedBusiness.shadow). */
+    shadow: c.shadow ?? null,
   }));
 
 /** The old keys a parsed config wrote. */

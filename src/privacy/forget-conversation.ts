@@ -2,7 +2,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ConvoBridgeError } from '../base/errors.js';
 import type { KeyLayout } from '../queue/key-layout.js';
 import type { RedisClient } from '../redis/redis-client.js';
-import { forgetDeadLetters, forgetQuarantine, forgetRecorded } from './global-stores.js';
+import {
+  forgetDeadLetters,
+  forgetQuarantine,
+  forgetRecorded,
+  forgetShadowDifferences,
+} from './global-stores.js';
 import type { ConversationRef } from './job-data.js';
 import {
   eraseConversationState,
@@ -22,6 +27,7 @@ export const FORGET_STORES = [
   'dead letters',
   'quarantined bodies',
   'recorded events',
+  'shadow differences',
 ] as const;
 export type ForgetStore = (typeof FORGET_STORES)[number];
 
@@ -63,7 +69,7 @@ export class ForgetBusyError extends ConvoBridgeError {
  * jobs go, and with their registrations gone they could not fire anyway), the data of its jobs in
  * every state (batches shared with other conversations are rewritten without its events), BullMQ's
  * event-log entries naming it, the kept run state of its dead-lettered events, its dead letters,
- * quarantined bodies and recorded events.
+ * quarantined bodies, recorded events and shadow rules differences.
  *
  * Safe while the bridge runs: an event of the conversation that is still queued or running is
  * finished first. forget waits (up to `waitMs`) until none is left, then erases the state in one
@@ -125,6 +131,7 @@ export async function forgetConversation(
   // 3. The stores of no shard.
   erased['quarantined bodies'] = await forgetQuarantine(redis, layout.global, ref, dryRun);
   erased['recorded events'] = await forgetRecorded(redis, layout.global, ref, dryRun);
+  erased['shadow differences'] = await forgetShadowDifferences(redis, layout.global, ref, dryRun);
   return result;
 }
 

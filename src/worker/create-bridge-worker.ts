@@ -32,6 +32,7 @@ import type { PlatformErrorClassifier } from './failures/classify-failure.js';
 import type { EventRecorder, ForwardPort, PlatformPort, RulesPort } from './ports.js';
 import { createEventSlots } from './processor/event-slots.js';
 import { type RetentionSweep, startRetentionSweep } from './retention-sweep.js';
+import type { ShadowCandidate } from './shadow/shadow-observer.js';
 import { storeTtls } from './store-ttls.js';
 
 interface CommonWorkerOptions {
@@ -67,6 +68,8 @@ interface OneBusinessOptions {
   metrics?: WorkerMetrics;
   /** Set when events are recorded (`record.enabled`): builds the recorder on the command connection. */
   makeRecorder?: (redis: RedisClient, keys: BridgeKeys) => EventRecorder;
+  /** The shadow rules in force (issue 28; undefined while off, hot reload swaps what this returns). */
+  shadow?: () => ShadowCandidate | undefined;
   businesses?: undefined;
 }
 
@@ -201,7 +204,9 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
     businessStatus: () => table.status(),
     close(graceMs = 25_000, redisGone?: AbortSignal) {
       sweep?.stop();
-      closing ??= closeWorker(workers, allQueues, connections, graceMs, log, redisGone);
+      closing ??= closeWorker(workers, allQueues, connections, graceMs, log, redisGone, () =>
+        table.flushShadow(),
+      );
       return closing;
     },
   };
@@ -223,6 +228,7 @@ function businessTableFor(options: BridgeWorkerOptions, shared: SharedWorkerPart
     forwarder: options.forwarder,
     rules: options.rules,
     ...(options.makeRecorder ? { makeRecorder: options.makeRecorder } : {}),
+    ...(options.shadow ? { shadow: options.shadow } : {}),
   };
   return new BusinessTable(shared, metrics, false, [one]);
 }
@@ -271,6 +277,8 @@ async function closeWorker(
   graceMs: number,
   log: Logger,
   redisGone: AbortSignal | undefined,
+  /** Writes what the workers kept in memory (shadow rules counts), once they take no more jobs. */
+  flush: () => Promise<void>,
 ): Promise<void> {
   const closing = Promise.all(workers.map((worker) => worker.close(graceMs <= 0)));
   const waited = await settleWithin(closing, graceMs > 0 ? graceMs : CLOSE_STEP_MS, redisGone);
@@ -281,6 +289,7 @@ async function closeWorker(
       'Redis went away while in-flight jobs were finishing: not waiting for them (they will be retried)',
     );
   }
+  if (waited !== 'aborted') await settleWithin(flush(), CLOSE_STEP_MS);
   await settleWithin(Promise.allSettled(allQueues.map((queue) => queue.close())), CLOSE_STEP_MS);
   await Promise.all(connections.all().map((connection) => closeConnection(connection, CLOSE_STEP_MS)));
   if (waited !== 'settled') {

@@ -40,6 +40,7 @@ describe('configJsonSchema', () => {
         'record',
         'retention',
         'tracing',
+        'shadow',
         'businesses',
         'businesses_dir',
       ],
@@ -57,6 +58,7 @@ describe('configJsonSchema', () => {
         'timezone',
         'destinations',
         'record',
+        'shadow',
       ],
     ],
     [
