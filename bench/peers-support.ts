@@ -106,7 +106,16 @@ export async function writeLoopbackBridgeConfig(dir: string): Promise<string> {
     );
   }
   const file = join(dir, 'bridge.yaml');
-  await writeFile(file, source.replace(/^receiver:\s*$/m, 'receiver:\n  host: 127.0.0.1'));
+  let config = source.replace(/^receiver:\s*$/m, 'receiver:\n  host: 127.0.0.1');
+  // PEERS_SHADOW=1: shadow rules on (issue 28), with a candidate identical to the rules, so that
+  // the run shows what evaluating and comparing a second rule set costs when the plans agree.
+  if (process.env.PEERS_SHADOW === '1') {
+    const rules = /^rules:\n(?:[ #].*\n|\n)*/m.exec(config)?.[0];
+    if (rules === undefined) throw new Error(`${HARNESS_DIR}/bridge.yaml: expected a rules: section`);
+    await writeFile(join(dir, 'candidate.yaml'), rules);
+    config = `${config.trimEnd()}\nshadow:\n  rules: candidate.yaml\n`;
+  }
+  await writeFile(file, config);
   return file;
 }
 

@@ -85,8 +85,9 @@ export interface ScaleResult {
   pendingBytesPerEvent: number;
   /**
    * Redis memory per event once processed, kept until it expires: the dedupe marker
-   * (receiver.dedupe_window, 72 h), the conversation's state, the completed batch job (by age
-   * and count). The figure for sizing a Redis for a given event rate.
+   * (retention.dedupe, 72 h), the conversation's state, and the completed batch job while
+   * retention.done_events keeps done jobs (by default it is deleted as it completes). The figure
+   * for sizing a Redis for a given event rate.
    */
   processedBytesPerEvent: number;
 }
@@ -317,7 +318,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   );
   console.log(scaleTable(result));
   console.log(
-    `Redis memory per event: ${result.pendingBytesPerEvent} bytes while pending (accepted, not processed); ${result.processedBytesPerEvent} bytes once processed (dedupe marker for receiver.dedupe_window, conversation state, completed job until removed)`,
+    `Redis memory per event: ${result.pendingBytesPerEvent} bytes while pending (accepted, not processed); ${result.processedBytesPerEvent} bytes once processed (dedupe marker for retention.dedupe, conversation state, the completed job while retention.done_events keeps it)`,
   );
   await mkdir(join(here, 'results'), { recursive: true });
   await writeFile(join(here, 'results', 'scale.json'), `${JSON.stringify(result, null, 2)}\n`);

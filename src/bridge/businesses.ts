@@ -9,7 +9,12 @@ import type { BusinessSetup } from './compose-worker.js';
  */
 export function explicitBusinesses(loaded: LoadedConfig): readonly BusinessSetup[] | undefined {
   if (!loaded.businesses.some((business) => business.explicit)) return undefined;
-  return loaded.businesses.map(({ id, config, rules }) => ({ id, config, rules }));
+  return loaded.businesses.map(({ id, config, rules, shadow }) => ({
+    id,
+    config,
+    rules,
+    ...(shadow ? { shadow } : {}),
+  }));
 }
 
 /** Where each business's webhooks arrive, and with which secrets. */

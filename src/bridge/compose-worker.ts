@@ -1,11 +1,12 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { ShadowRules } from '../config/businesses.js';
 import type { BridgeConfig } from '../config/config-schema.js';
 import { createForwarder } from '../forward/forward-event.js';
 import { createPlatformClient, type PlatformClient } from '../platform/create-platform-client.js';
 import { type KeyLayout, layoutFor } from '../queue/key-layout.js';
 import type { BridgeKeys } from '../queue/redis-keys.js';
-import { createEventRecorder } from '../record/create-event-recorder.js';
+import { createEventRecorder, type RecorderSettings } from '../record/create-event-recorder.js';
 import { closeConnection } from '../redis/close-connection.js';
 import type { RedisClient } from '../redis/redis-client.js';
 import { createRedisClient } from '../redis/redis-connection.js';
@@ -18,11 +19,15 @@ import type { WorkerBusiness } from '../worker/businesses/worker-business.js';
 import { type BridgeWorker, createBridgeWorker } from '../worker/create-bridge-worker.js';
 import { type CallBudget, createCallBudget } from '../worker/failures/call-budget.js';
 import type { RulesPort } from '../worker/ports.js';
+import type { ShadowCandidate } from '../worker/shadow/shadow-observer.js';
 
 export interface ComposedWorker {
   worker: BridgeWorker;
-  /** Swaps in newly loaded rules (hot reload); jobs already planned keep their frozen plan. */
-  setRules(rules: CompiledRules): void;
+  /**
+   * Swaps in newly loaded rules and shadow rules (hot reload; none: shadow rules off); jobs
+   * already planned keep their frozen plan.
+   */
+  setRules(rules: CompiledRules, shadow?: ShadowCandidate): void;
   /**
    * A worker of several businesses (issue 26, hot reload): serve these from now on. A business
    * whose platform, destinations or recording changed gets a new client; one whose rules alone
@@ -39,6 +44,21 @@ export interface BusinessSetup {
   readonly id: string;
   readonly config: BridgeConfig;
   readonly rules: CompiledRules;
+  /** Its candidate rules (`shadow:`, issue 28), if any. */
+  readonly shadow?: ShadowRules;
+}
+
+/** The shadow rules a loaded config puts in force (issue 28), as the worker takes them. */
+export function shadowCandidate(
+  config: BridgeConfig,
+  shadow: ShadowRules | undefined,
+): ShadowCandidate | undefined {
+  if (shadow === undefined || config.shadow === null) return undefined;
+  return {
+    rules: rulesPort(shadow.rules),
+    examples: config.shadow.examples,
+    maxAgeMs: config.shadow.maxAgeMs,
+  };
 }
 
 /**
@@ -49,7 +69,7 @@ export interface BusinessSetup {
 export function composeWorker(
   config: BridgeConfig,
   rules: CompiledRules,
-  options: { logger: Logger; registry?: Registry; now?: () => Date },
+  options: { logger: Logger; registry?: Registry; now?: () => Date; shadow?: ShadowCandidate },
 ): ComposedWorker {
   const layout = layoutFor(config.redis);
   const budgetRedis = config.platform.rateLimit
@@ -73,6 +93,7 @@ export function composeWorker(
 
   const portOptions = assumedChannelAdvice(options.logger);
   let current: RulesPort = rulesPort(rules, portOptions);
+  let shadow = options.shadow;
   const worker = createBridgeWorker({
     topology: config.redis.topology,
     prefix: config.redis.prefix,
@@ -81,7 +102,9 @@ export function composeWorker(
     classifyPlatformError,
     forwarder: forwarderFor(config.destinations),
     rules: () => current,
+    shadow: () => shadow,
     settings: config.worker,
+    retention: config.retention,
     logger: options.logger,
     ...(metrics ? { metrics } : {}),
     ...(options.now ? { now: options.now } : {}),
@@ -89,7 +112,7 @@ export function composeWorker(
     ...(config.record.enabled
       ? {
           makeRecorder: (redis: RedisClient, keys: BridgeKeys) =>
-            createEventRecorder(redis, keys, config.record, options.logger),
+            createEventRecorder(redis, keys, recorderSettings(config), options.logger),
         }
       : {}),
   });
@@ -97,8 +120,9 @@ export function composeWorker(
   let closing: Promise<void> | undefined;
   return {
     worker,
-    setRules(next) {
+    setRules(next, nextShadow) {
       current = rulesPort(next, portOptions);
+      shadow = nextShadow;
     },
     setBusinesses() {
       throw new Error('this worker serves one business: the config has no businesses');
@@ -168,8 +192,8 @@ function assumedChannelAdvice(logger: Logger): RulesPortOptions {
 /**
  * The worker side of a bridge of several businesses (issue 26): one BullMQ worker per shard and
  * queue for all of them, and per business its own platform client (credentials, base URL, call
- * budget), forwarder, rules and recorder. The shared sections (redis, worker) are the top level's,
- * the same in every business's config.
+ * budget), forwarder, rules and recorder. The shared sections (redis, worker, retention) are the
+ * top level's, the same in every business's config.
  */
 export function composeBusinessesWorker(
   shared: BridgeConfig,
@@ -196,7 +220,7 @@ export function composeBusinessesWorker(
     const before = composed.get(setup.id);
     const fingerprint = platformFingerprint(setup.config);
     if (before && before.fingerprint === fingerprint) {
-      before.setRules(rulesPort(setup.rules, portOptions));
+      before.setRules(rulesPort(setup.rules, portOptions), shadowCandidate(setup.config, setup.shadow));
       return before;
     }
     const made = composeBusiness(setup, {
@@ -205,6 +229,7 @@ export function composeBusinessesWorker(
       metrics: metrics?.forBusiness(setup.id),
       budgetConnection,
       rules: rulesPort(setup.rules, portOptions),
+      shadow: shadowCandidate(setup.config, setup.shadow),
       logger: options.logger,
     });
     composed.set(setup.id, made);
@@ -216,6 +241,7 @@ export function composeBusinessesWorker(
     layout,
     businesses: businesses.map((setup) => compose(setup).business),
     settings: shared.worker,
+    retention: shared.retention,
     logger: options.logger,
     ...(metrics ? { metrics } : {}),
     ...(options.now ? { now: options.now } : {}),
@@ -243,12 +269,12 @@ export function composeBusinessesWorker(
 interface ComposedBusiness {
   readonly business: WorkerBusiness;
   readonly fingerprint: string;
-  setRules(rules: RulesPort): void;
+  setRules(rules: RulesPort, shadow: ShadowCandidate | undefined): void;
 }
 
 /** What a business's client, forwarder and recorder are made from: a change here makes new ones. */
 function platformFingerprint(config: BridgeConfig): string {
-  return JSON.stringify([config.platform, config.destinations, config.record]);
+  return JSON.stringify([config.platform, config.destinations, recorderSettings(config)]);
 }
 
 function composeBusiness(
@@ -259,6 +285,7 @@ function composeBusiness(
     metrics: WorkerMetrics | undefined;
     budgetConnection: () => RedisClient;
     rules: RulesPort;
+    shadow: ShadowCandidate | undefined;
     logger: Logger;
   },
 ): ComposedBusiness {
@@ -274,6 +301,7 @@ function composeBusiness(
     : undefined;
   const client = platformClientFor(config.platform, budget, deps.metrics);
   let current = deps.rules;
+  let shadow = deps.shadow;
   const log = deps.logger.child({ business: setup.id });
   const business: WorkerBusiness = {
     id: setup.id,
@@ -281,20 +309,27 @@ function composeBusiness(
     classifyPlatformError,
     forwarder: forwarderFor(config.destinations),
     rules: () => current,
+    shadow: () => shadow,
     ...(config.record.enabled
       ? {
           makeRecorder: (redis: RedisClient, keys: BridgeKeys) =>
-            createEventRecorder(redis, keys, config.record, log),
+            createEventRecorder(redis, keys, recorderSettings(config), log),
         }
       : {}),
   };
   return {
     business,
     fingerprint: deps.fingerprint,
-    setRules(next) {
+    setRules(next, nextShadow) {
       current = next;
+      shadow = nextShadow;
     },
   };
+}
+
+/** The recorder's settings: the `record:` section and `retention.recorded_events`. */
+function recorderSettings(config: BridgeConfig): RecorderSettings {
+  return { ...config.record, maxAgeMs: config.retention.recordedEventsMs };
 }
 
 /** The signed forwards to a config's destinations. */
@@ -303,7 +338,7 @@ function forwarderFor(destinations: BridgeConfig['destinations']) {
     Object.fromEntries(
       Object.entries(destinations).map(([name, d]) => [
         name,
-        { url: d.url, secret: d.secret, timeoutMs: d.timeoutMs, retries: d.retries },
+        { url: d.url, secret: d.secret, timeoutMs: d.timeoutMs, retries: d.retries, fields: d.fields },
       ]),
     ),
   );

@@ -12,7 +12,7 @@ export interface ReadinessDeps {
   /** Where Redis is, for the reason. */
   address: string;
   /** The worker, when this process runs one (`start`, `work`). */
-  worker: { isRunning(): boolean } | undefined;
+  worker: { isRunning(): boolean; finishedJobs(): number } | undefined;
   /** The events queue of each shard. */
   eventQueues: readonly Queue[];
   /** Jobs waiting and none finished for this long means not ready. */
@@ -24,15 +24,16 @@ export interface ReadinessDeps {
 /**
  * The answer of /readyz: null when ready, else the reason. Not ready while shutting down, while
  * the key layout does not match, while Redis does not answer, while the primaries have fewer
- * replicas than `redis.replicas_ack` (webhooks are answered 503), and while jobs wait but none
- * finish (a stalled worker) unless the platform's rate limit is what holds them.
+ * replicas than `redis.replicas_ack` (webhooks are answered 503), and while jobs wait but this
+ * process's workers finish none (a stalled worker) unless the platform's rate limit is what holds
+ * them.
  */
 export function createReadiness(deps: ReadinessDeps): () => Promise<string | null> {
   const { state, outage, redis, address, worker, eventQueues, stallWindowMs, replicas } = deps;
   const sumOf = async (read: (queue: (typeof eventQueues)[number]) => Promise<number>) =>
     (await Promise.all(eventQueues.map(read))).reduce((a, b) => a + b, 0);
   let lastProgressAt = Date.now();
-  let lastCompleted = -1;
+  let lastFinished = -1;
   return async (): Promise<string | null> => {
     if (state.shuttingDown) return 'shutting down';
     if (state.layoutProblem) return state.layoutProblem.message;
@@ -51,9 +52,10 @@ export function createReadiness(deps: ReadinessDeps): () => Promise<string | nul
       return null;
     }
     if (!worker.isRunning()) return `the worker has stopped taking jobs while ${waiting} are waiting`;
-    const completed = await sumOf((queue) => queue.getCompletedCount()).catch(() => 0);
-    if (completed !== lastCompleted) {
-      lastCompleted = completed;
+    // Counted by this process's workers: done jobs are not kept in Redis to be counted (issue 27).
+    const finished = worker.finishedJobs();
+    if (finished !== lastFinished) {
+      lastFinished = finished;
       lastProgressAt = Date.now();
     }
     const rateLimited = (await sumOf((queue) => queue.getRateLimitTtl()).catch(() => 0)) > 0;

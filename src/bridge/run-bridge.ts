@@ -12,7 +12,6 @@ import { type LoadedConfig, loadConfig } from '../config/load-config.js';
 import { type ConfigWatcher, watchConfig } from '../config/watch-config.js';
 import { createLogger } from '../observe/logger.js';
 import { setUpTracing, type TracingHandle } from '../observe/set-up-tracing.js';
-import { bridgeJobOptions } from '../queue/job-options.js';
 import { type KeyLayout, layoutFor } from '../queue/key-layout.js';
 import { LayoutMismatchError } from '../queue/layout-record.js';
 import { createReceiver, type Receiver } from '../receive/create-receiver.js';
@@ -27,7 +26,12 @@ import {
   explicitBusinesses,
   receiverBusinesses,
 } from './businesses.js';
-import { type ComposedWorker, composeBusinessesWorker, composeWorker } from './compose-worker.js';
+import {
+  type ComposedWorker,
+  composeBusinessesWorker,
+  composeWorker,
+  shadowCandidate,
+} from './compose-worker.js';
 import { connectControlRedis } from './control-redis.js';
 import { startHealthServer } from './health-server.js';
 import { claimLayoutInBackground } from './layout-claim.js';
@@ -224,9 +228,12 @@ function buildWorker(base: BridgeBase): ComposedWorker {
   const now = options.now ?? testClock(env, log);
   const businesses = explicitBusinesses(loaded);
   const composeOptions = { logger: log, registry, ...(now ? { now } : {}) };
+  const shadow = shadowCandidate(config, loaded.businesses[0]?.shadow);
   const composed = businesses
     ? composeBusinessesWorker(config, businesses, composeOptions)
-    : composeWorker(config, loaded.rules, composeOptions);
+    : composeWorker(config, loaded.rules, { ...composeOptions, ...(shadow ? { shadow } : {}) });
+  const shadows = describeShadows(loaded);
+  if (shadows) log.info(shadows, 'shadow rules on: evaluated beside the active rules, never acted on');
   for (const queue of composed.worker.queues.flatMap((q) => [q.events, q.timers])) {
     // Without a listener BullMQ prints every connection error with its stack on stderr.
     queue.on('error', (error: Error) => log.warn({ err: error.message }, `${queue.name} queue error`));
@@ -316,7 +323,6 @@ async function startReceiver(
       : {}),
     layout,
     layoutChecked,
-    jobOptions: bridgeJobOptions({ attempts: config.worker.attempts }),
     logger: log,
     // Repeated 503s: one line per interval with a count, like the outage report.
     repeatLogIntervalMs: base.options.outageReportIntervalMs ?? 30_000,
@@ -371,6 +377,7 @@ function watchRules(
   let businesses = explicitBusinesses(base.loaded);
   return watchConfig(options.configPath, {
     env,
+    shadowFiles: base.loaded.shadowFiles,
     onReload: (next) => {
       const nextBusinesses = explicitBusinesses(next);
       if ((nextBusinesses === undefined) !== (businesses === undefined)) {
@@ -387,14 +394,20 @@ function watchRules(
         const change = describeBusinessChange(businesses, nextBusinesses);
         businesses = nextBusinesses;
         reloads.inc({ result: 'ok' });
-        log.info(change, `config reloaded: ${nextBusinesses.length} business(es) in force`);
+        log.info(
+          { ...change, ...describeShadows(next) },
+          `config reloaded: ${nextBusinesses.length} business(es) in force`,
+        );
       } else {
-        composed?.setRules(next.rules);
+        composed?.setRules(next.rules, shadowCandidate(next.config, next.businesses[0]?.shadow));
         reloads.inc({ result: 'ok' });
-        log.info({ rules: next.rules.rules.length }, 'config reloaded: new rules in force');
+        log.info(
+          { rules: next.rules.rules.length, ...(describeShadows(next) ?? { shadow: 'off' }) },
+          'config reloaded: new rules in force',
+        );
       }
       if (sharedSettingsChanged(config, next.config, businesses !== undefined)) {
-        log.warn('receiver and redis settings changed too: they take effect after a restart');
+        log.warn('receiver, redis or retention settings changed too: they take effect after a restart');
       }
     },
     onError: (error: ConfigError) => {
@@ -408,13 +421,25 @@ function watchRules(
   });
 }
 
+/** The shadow rules a config puts in force (issue 28), for the log; undefined when none. */
+function describeShadows(loaded: LoadedConfig): Record<string, unknown> | undefined {
+  const on = loaded.businesses.filter((business) => business.shadow !== undefined);
+  if (on.length === 0) return undefined;
+  const one = (business: (typeof on)[number]) =>
+    `${business.shadow?.file} (${business.shadow?.rules.rules.length} rule(s))`;
+  if (!loaded.businesses.some((business) => business.explicit))
+    return { shadow: one(on[0] as (typeof on)[number]) };
+  return { shadow: Object.fromEntries(on.map((business) => [business.id, one(business)])) };
+}
+
 /** Whether a reload changed what only a restart applies (a business's own path and secrets reload). */
 function sharedSettingsChanged(before: BridgeConfig, after: BridgeConfig, perBusiness: boolean): boolean {
   const receiverOf = (config: BridgeConfig) =>
     perBusiness ? { ...config.receiver, path: null, secrets: null, secretsDefaulted: null } : config.receiver;
   return (
     JSON.stringify(receiverOf(after)) !== JSON.stringify(receiverOf(before)) ||
-    JSON.stringify(after.redis) !== JSON.stringify(before.redis)
+    JSON.stringify(after.redis) !== JSON.stringify(before.redis) ||
+    JSON.stringify(after.retention) !== JSON.stringify(before.retention)
   );
 }
 

@@ -124,6 +124,14 @@ function checkEvents(
       `warning: ${redacted} event(s) were recorded with record.redact.texts: keyword and regex conditions cannot be judged on them\n`,
     );
   }
+  // Masks leave the rest of a text as it was, but a condition on what they hid judges differently.
+  const masked = lines.filter((line) => line.redacted.some((kind) => kind !== 'texts'));
+  if (masked.length > 0) {
+    const kinds = [...new Set(masked.flatMap((line) => line.redacted.filter((kind) => kind !== 'texts')))];
+    io.stderr(
+      `warning: ${masked.length} event(s) were recorded with ${kinds.map((kind) => `record.redact.${kind}`).join(', ')}: what those masked reads as "#" in their texts and names, so conditions on it (a regex for digits or an address) may judge differently\n`,
+    );
+  }
   const withoutPlan = lines.filter((line) => line.plan === undefined).length;
   if (withoutPlan > 0 && !hasBaseline) {
     throw new CliError(

@@ -122,9 +122,11 @@ Examples:
         // The dead letter goes back to the queue of its conversation's shard (where its run state is).
         const queuesOf = (conversationId: string) => {
           const shard = layout.shardOf(conversationId);
+          // skipMetasUpdate: the bridge's queues own the meta hash (its event stream length).
+          const options = { connection: redis, prefix: shard.queuePrefix, skipMetasUpdate: true };
           const queues = {
-            events: new Queue(QUEUE_NAMES.events, { connection: redis, prefix: shard.queuePrefix }),
-            timers: new Queue(QUEUE_NAMES.timers, { connection: redis, prefix: shard.queuePrefix }),
+            events: new Queue(QUEUE_NAMES.events, options),
+            timers: new Queue(QUEUE_NAMES.timers, options),
           };
           opened.push(queues.events, queues.timers);
           return queues;

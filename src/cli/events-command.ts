@@ -42,6 +42,7 @@ function row(e: RecordedEvent): string[] {
     e.event.conversationId ?? '-',
     e.plan?.matched.join(',') || '-',
     actions || '-',
+    e.redacted.join(',') || '-',
     JSON.stringify(e.event.text.replace(/\s+/g, ' ').slice(0, 40)),
   ];
 }
@@ -73,7 +74,7 @@ async function listEvents(
     );
     io.stdout(
       formatTable(
-        ['SEQ', 'EVALUATED AT', 'KIND', 'CONVERSATION', 'MATCHED', 'ACTIONS', 'TEXT'],
+        ['SEQ', 'EVALUATED AT', 'KIND', 'CONVERSATION', 'MATCHED', 'ACTIONS', 'REDACTED', 'TEXT'],
         result.events.map(row),
       ),
     );

@@ -13,6 +13,7 @@ import { evaluateRules } from '../rules/evaluate-rules.js';
 import { formatBurstRuns } from '../rules/format-bursts.js';
 import { formatPlan } from '../rules/format-plan.js';
 import type { ConversationFacts } from '../rules/plan.js';
+import { liveTags, sortedNames, tagsAfter } from '../rules/tags.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
 import { burstMessages, explainBursts } from './explain-bursts.js';
@@ -30,7 +31,8 @@ Examples:
 
 The event file is a canonical ConversationEvent (JSON). The facts file describes the
 conversation before the event: {"lastCustomerMessageAt": ISO or null,
-"isFirstCustomerMessage": bool, "onceMarks": {"rule#0": ISO}, "cooldowns": {"rule": ISO}}.
+"isFirstCustomerMessage": bool, "onceMarks": {"rule#0": ISO}, "cooldowns": {"rule": ISO},
+"tags": ["vip"] or {"vip": ISO it expires, or null}}.
 Without --facts: no earlier customer message, not the first one, nothing sent yet.
 Debounced rules (debounce:) are shown under "bursts": each is evaluated once on the burst the
 customer messages form. Give --event several times for a burst of several messages (one
@@ -96,6 +98,7 @@ export function registerExplainCommand(program: Command, io: CliIo): void {
             ? (inputs[0]?.input.facts ?? input.facts ?? defaultFacts())
             : await readFactsFile(options.facts);
         const plan = evaluateRules(business.rules, event, facts, now);
+        const tags = explainTags(business.rules.usesTags, facts, plan.actions, now);
         const bursts = explainBursts(business.rules, messages, facts);
         if (options.json) {
           const shown = bursts.map(({ plan: p, ...run }) => ({
@@ -103,12 +106,16 @@ export function registerExplainCommand(program: Command, io: CliIo): void {
             outcomes: p.outcomes,
             actions: p.actions,
           }));
-          const extra = business.rules.bursts.length > 0 ? { bursts: shown } : {};
-          io.stdout(
-            `${JSON.stringify({ now: now.toISOString(), event: event.key, ...plan, ...extra }, null, 2)}\n`,
-          );
+          const json = {
+            now: now.toISOString(),
+            event: event.key,
+            ...plan,
+            ...(tags ? { tags } : {}),
+            ...(business.rules.bursts.length > 0 ? { bursts: shown } : {}),
+          };
+          io.stdout(`${JSON.stringify(json, null, 2)}\n`);
         } else {
-          const text = formatPlan(plan, event, now, localTime(now, business.config.timezone).label);
+          const text = formatPlan(plan, event, now, localTime(now, business.config.timezone).label, tags);
           const section = formatBurstRuns(bursts, business.config.timezone, messages.length);
           io.stdout(
             section.length === 0
@@ -118,6 +125,18 @@ export function registerExplainCommand(program: Command, io: CliIo): void {
         }
       },
     );
+}
+
+/** The tags before the event and after its plan, when the rules or the facts have any. */
+function explainTags(
+  usesTags: boolean,
+  facts: ConversationFacts,
+  actions: readonly { type: string }[],
+  now: Date,
+): { before: string[]; after: string[] } | undefined {
+  const before = sortedNames(liveTags(facts.tags, now.getTime()));
+  if (!usesTags && before.length === 0) return undefined;
+  return { before, after: sortedNames(tagsAfter(facts.tags, actions, now)) };
 }
 
 function parseNow(text: string): Date {

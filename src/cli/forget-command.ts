@@ -10,6 +10,7 @@ import {
 } from '../privacy/forget-conversation.js';
 import { type Customer, CustomerQueryError, parseCustomer } from '../privacy/needles.js';
 import type { KeyLayout } from '../queue/key-layout.js';
+import { layoutRecordKey, readStoredLayout } from '../queue/layout-record.js';
 import type { RedisClient } from '../redis/redis-client.js';
 import { primaryConnections } from '../redis/scan-keys.js';
 import { CliError } from './cli-error.js';
@@ -65,9 +66,10 @@ ${REDIS_TARGET_HELP}
 
 Erases, on every shard and cluster node: conversation state and order, pending timers (they never
 fire afterwards), the data of its jobs in every state, queue event-log entries naming it, kept run
-state, dead letters, quarantined bodies and recorded events. Events of the conversation that are
-queued or running are finished first (up to --wait). Idempotent. Exit 2 when a Redis node cannot be
-reached (nothing is erased) or its events do not finish in time. docs/privacy.md lists every store.
+state, dead letters, quarantined bodies, recorded events and shadow rules differences. Events of
+the conversation that are queued or running are finished first (up to --wait). Idempotent. Exit 2
+when a Redis node cannot be reached (nothing is erased) or its events do not finish in time.
+docs/privacy.md lists every store.
 
 Examples:
   convo-bridge forget --conversation 6281234567890 --config config/bridge.yaml
@@ -79,6 +81,7 @@ Examples:
       const target = await resolveRedisTarget(flags);
       await runWithRedis(target, async (redis, layout) => {
         await checkEveryNode(redis, target);
+        await checkLayoutKnown(redis, target);
         const output = await runForget(redis, layout, request);
         io.stdout(flags.json ? `${JSON.stringify(output, null, 2)}\n` : formatOutput(output, target));
       });
@@ -144,6 +147,18 @@ async function checkEveryNode(redis: RedisClient, target: RedisTarget): Promise<
       );
     }
   }
+}
+
+/**
+ * On a cluster without a config, the layout comes from the bridge's record of it; without one, the
+ * prefix is wrong or the bridge never ran there, and guessing a layout would search the wrong keys.
+ */
+async function checkLayoutKnown(redis: RedisClient, target: RedisTarget): Promise<void> {
+  if (target.topology.kind !== 'cluster' || target.config !== undefined) return;
+  if ((await readStoredLayout(redis, target.prefix)) !== null) return;
+  throw new CliError(
+    `no bridge data under prefix "${target.prefix}" on the cluster at ${target.address} (no ${layoutRecordKey(target.prefix, true)}): check --prefix, or pass --config with the bridge's config so that its redis.shards is used`,
+  );
 }
 
 /** What keeps a cluster from being searched whole (CLUSTER NODES): a failing primary or unserved slots. */

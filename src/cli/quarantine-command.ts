@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { pino } from 'pino';
+import { bridgeJobOptions } from '../queue/job-options.js';
 import { createEventProducer, DEFAULT_EVENT_JOB_OPTIONS } from '../receive/event-producer.js';
 import {
   countQuarantine,
@@ -133,12 +134,21 @@ export function registerQuarantineCommand(program: Command, io: CliIo): void {
       const where = await target();
       // Reachability first (fast, names the address); then the receiver's own exactly-once ingest.
       const layout = await runWithRedis(where, async (_redis, found) => found);
+      // With a config, as the bridge's receiver stores events (its dedupe window, job options and
+      // retention); no event stream length: the bridge's queues own that setting.
       const producer = createEventProducer({
         topology: where.topology,
         prefix: where.prefix,
         layout,
-        dedupeWindowSeconds: RECEIVER_DEFAULTS.dedupeWindowSeconds,
-        jobOptions: DEFAULT_EVENT_JOB_OPTIONS,
+        ...(where.config
+          ? {
+              dedupeWindowSeconds: Math.ceil(where.config.retention.dedupeMs / 1000),
+              jobOptions: bridgeJobOptions(where.config.worker.attempts, where.config.retention),
+            }
+          : {
+              dedupeWindowSeconds: RECEIVER_DEFAULTS.dedupeWindowSeconds,
+              jobOptions: DEFAULT_EVENT_JOB_OPTIONS,
+            }),
         commandTimeoutMs: 5_000,
         logger: pino({ level: 'silent' }),
       });

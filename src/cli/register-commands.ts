@@ -12,6 +12,7 @@ import { registerReshardCommand } from './reshard-command.js';
 import { registerRunCommands } from './run-commands.js';
 import { registerSchemaCommand } from './schema-command.js';
 import { registerSendTestWebhookCommand } from './send-test-webhook-command.js';
+import { registerShadowCommand } from './shadow-command.js';
 import { registerTestCommand } from './test-command.js';
 import { registerTimersCommand } from './timers-command.js';
 import { registerValidateCommand } from './validate-command.js';
@@ -30,6 +31,7 @@ export function registerCommands(program: Command, io: CliIo): void {
   registerDlqCommand(program, io);
   registerQuarantineCommand(program, io);
   registerEventsCommand(program, io);
+  registerShadowCommand(program, io);
   registerTimersCommand(program, io);
   registerForgetCommand(program, io);
   registerReshardCommand(program, io);

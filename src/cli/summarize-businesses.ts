@@ -3,6 +3,7 @@ import { redactUrl } from '../base/redact-url.js';
 import type { LoadedBusiness } from '../config/businesses.js';
 import type { BridgeConfig } from '../config/config-schema.js';
 import { describeConfigDefaults } from '../config/describe-defaults.js';
+import { describeRetention } from '../config/describe-retention.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { describeTracing, resolveTracing } from '../observe/tracing-settings.js';
 import { describeRedisConfig } from './describe-redis.js';
@@ -25,6 +26,7 @@ export function summarizeBusinesses(loaded: LoadedConfig, env: NodeJS.ProcessEnv
   const lines = [`config OK: ${count} (${loaded.file}${fromDir})`];
   lines.push(`  receiver: ${first.receiver.host}:${first.receiver.port}, one webhook path per business`);
   for (const line of describeRedisConfig(first.redis)) lines.push(`  ${line}`);
+  lines.push(`  ${describeRetention(first.retention)}`);
   const tracing = resolveTracing(first.tracing, env);
   if (tracing.enabled || first.tracing.enabled === true || first.tracing.endpoint !== null) {
     lines.push(`  tracing: ${describeTracing(tracing)}`);

@@ -3,6 +3,7 @@ import { redactUrl } from '../base/redact-url.js';
 import { ConfigError, formatConfigIssue } from '../config/config-error.js';
 import type { BridgeConfig } from '../config/config-schema.js';
 import { describeConfigDefaults } from '../config/describe-defaults.js';
+import { describeRetention } from '../config/describe-retention.js';
 import { type LoadedConfig, loadConfig } from '../config/load-config.js';
 import { resolveConfigPath } from '../config/resolve-config-path.js';
 import { describeTracing, resolveTracing } from '../observe/tracing-settings.js';
@@ -83,6 +84,7 @@ export function summarize(loaded: LoadedConfig, env: NodeJS.ProcessEnv = process
     `  receiver: ${c.receiver.host}:${c.receiver.port}${c.receiver.path}, ${c.receiver.secrets.length} webhook secret${c.receiver.secrets.length === 1 ? '' : 's'}`,
   );
   for (const line of describeRedisConfig(c.redis)) lines.push(`  ${line}`);
+  lines.push(`  ${describeRetention(c.retention)}`);
   if (c.businessHours) {
     const weekly =
       Object.entries(c.businessHours.weekly)
@@ -97,8 +99,8 @@ export function summarize(loaded: LoadedConfig, env: NodeJS.ProcessEnv = process
   lines.push(
     `  reply window: ${c.replyWindow.hours}h for ${c.replyWindow.appliesTo.join(', ') || 'no channel (applies_to: [])'}; ${mappings}`,
   );
-  const destinations = Object.keys(c.destinations);
-  if (destinations.length > 0) lines.push(`  destinations: ${destinations.join(', ')}`);
+  const destinations = Object.entries(c.destinations).map(([name, d]) => describeDestination(name, d.fields));
+  if (destinations.length > 0) lines.push(`  destinations: ${destinations.join('; ')}`);
   // Said when on, or when the config asks for it and something turns it off (issue 14).
   const tracing = resolveTracing(c.tracing, env);
   if (tracing.enabled || c.tracing.enabled === true || c.tracing.endpoint !== null) {
@@ -108,4 +110,22 @@ export function summarize(loaded: LoadedConfig, env: NodeJS.ProcessEnv = process
   for (const line of describeConfigDefaults(c)) lines.push(`  default: ${line}`);
   for (const rule of rules) lines.push(describeRule(rule));
   return `${lines.join('\n')}\n`;
+}
+
+/** Fields of an event that hold what customers wrote or are called (issue 27). */
+const CUSTOMER_FIELDS: readonly string[] = [
+  'text',
+  'caption',
+  'senderName',
+  'conversationLabel',
+  'attachments',
+];
+
+/** `crm (the whole event, texts included)`, or `audit (event fields kind, conversationId; no texts or names)`. */
+export function describeDestination(name: string, fields: readonly string[] | null): string {
+  if (fields === null) return `${name} (the whole event, texts and names included)`;
+  const customer = fields.filter((field) => CUSTOMER_FIELDS.includes(field));
+  return `${name} (event fields ${fields.join(', ')}; ${
+    customer.length === 0 ? 'no texts or names' : `customer data: ${customer.join(', ')}`
+  })`;
 }

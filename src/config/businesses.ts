@@ -25,6 +25,7 @@ export const BUSINESS_SECTIONS = [
   'timezone',
   'destinations',
   'record',
+  'shadow',
 ] as const;
 export type BusinessSection = (typeof BUSINESS_SECTIONS)[number];
 
@@ -32,11 +33,18 @@ export type BusinessSection = (typeof BUSINESS_SECTIONS)[number];
 export const BUSINESS_RECEIVER_KEYS = ['path', 'secrets'] as const;
 
 /** Sections one process has once, whatever the number of businesses (refused in a business). */
-export const SHARED_SECTIONS = ['redis', 'worker', 'admin', 'log', 'tracing'] as const;
+export const SHARED_SECTIONS = ['redis', 'worker', 'retention', 'admin', 'log', 'tracing'] as const;
 
 /** The webhook path of a business that does not set `receiver.path`. */
 export function defaultWebhookPath(id: string): string {
   return `/webhooks/${id}`;
+}
+
+/** A business's compiled candidate rules (`shadow:`, issue 28; config/load-shadow-rules.ts), and their file. */
+export interface ShadowRules {
+  /** The candidate file as resolved (relative paths: to the file that names it). */
+  readonly file: string;
+  readonly rules: CompiledRules;
 }
 
 export interface LoadedBusiness {
@@ -47,6 +55,8 @@ export interface LoadedBusiness {
   /** The whole config as this business runs with it: the top level with the business's overrides merged in, validated by configSchema like any config. */
   readonly config: BridgeConfig;
   readonly rules: CompiledRules;
+  /** Its candidate rules (`shadow:`, issue 28), evaluated beside `rules` without acting. */
+  readonly shadow?: ShadowRules;
   /** Where it is defined (the config file, or its file in businesses_dir) and the line of its entry, for messages. */
   readonly file: string;
   readonly line: number;

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { closestNameHint } from '../base/closest-name.js';
 import { parseSize, SIZE_HINT, SIZE_REGEX_SOURCE } from '../base/duration.js';
+import { ConversationEventSchema } from '../events/conversation-event.js';
 import { durationSchema, ruleSchema } from '../rules/rule-schema.js';
 import {
   businessHoursSchema,
@@ -158,7 +160,9 @@ export const receiverSchema = z
         'Webhook secrets accepted (several while rotating). Default: the platform Secret Key, which the platform puts in the Authorization header of its webhook calls.',
       ),
     body_limit: sizeSchema.prefault('1mb'),
-    dedupe_window: durationSchema.prefault('72h'),
+    dedupe_window: durationSchema
+      .optional()
+      .describe('Old name of retention.dedupe (still read; validate warns). Not both.'),
     enqueue_timeout: durationSchema.prefault('2s'),
   })
   .transform((r) => ({
@@ -167,7 +171,8 @@ export const receiverSchema = z
     path: r.path,
     secrets: r.secrets,
     bodyLimitBytes: r.body_limit,
-    dedupeWindowMs: r.dedupe_window,
+    /** Written under its old name (the schema moves it to retention.dedupe; null when not written). */
+    oldDedupeWindowMs: r.dedupe_window ?? null,
     enqueueTimeoutMs: r.enqueue_timeout,
   }));
 
@@ -380,14 +385,99 @@ const logSchema = z.strictObject({
   level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
+/**
+ * The fields of the event a forward carries (`{type, rule, action, event}`: docs/rules.md,
+ * "Forward to a CRM"), as the CRM sees them; what `destinations.NAME.fields` may name (issue 27).
+ */
+export const FORWARD_FIELDS = ConversationEventSchema.keyof().options;
+export type ForwardField = (typeof FORWARD_FIELDS)[number];
+
+const forwardFieldSchema = z.enum(FORWARD_FIELDS, {
+  error: (issue) => {
+    if (typeof issue.input !== 'string')
+      return `name a field of the event: one of ${FORWARD_FIELDS.join(', ')}`;
+    const written = issue.input;
+    const head = written.split('.')[0] ?? '';
+    const hint = (FORWARD_FIELDS as readonly string[]).includes(head)
+      ? `: fields are named whole; "${head}" carries it`
+      : closestNameHint(written, FORWARD_FIELDS, FORWARD_FIELDS.length);
+    return `"${written}" is not a field of a forwarded event${hint}`;
+  },
+});
+
 const destinationSchema = z
   .strictObject({
     url: httpUrl('https://crm.example.com/hooks'),
     secret: nonEmpty.optional(),
     timeout: durationSchema.prefault('10s'),
     retries: integer(0, 10).prefault(3),
+    fields: z
+      .array(forwardFieldSchema)
+      .min(1, { error: 'name at least one field, or leave fields out to send the whole event' })
+      .optional()
+      .describe(
+        'Only these fields of the event go to this destination (type, rule and action always do); unset: the whole event. E.g. [kind, conversationId, channel, occurredAt] for a CRM that needs no text.',
+      ),
   })
-  .transform((d) => ({ url: d.url, secret: d.secret ?? null, timeoutMs: d.timeout, retries: d.retries }));
+  .transform((d) => ({
+    url: d.url,
+    secret: d.secret ?? null,
+    timeoutMs: d.timeout,
+    retries: d.retries,
+    // In the event's own order, each once: the CRM sees the same shape whatever order was written.
+    fields: d.fields === undefined ? null : FORWARD_FIELDS.filter((field) => d.fields?.includes(field)),
+  }));
+
+/**
+ * record.redact (issue 27): texts replaced, or kinds of personal data masked in texts, captions and
+ * names. `personal` is the shortcut for the four kinds; each may still be set on its own. All off
+ * by default, as before issue 27: a recording is for backtests, and masked texts judge keyword and
+ * regex conditions differently.
+ */
+const redactSchema = z
+  .strictObject({
+    texts: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Store texts and captions as "[redacted]" (backtests then cannot judge keywords or regexes).',
+      ),
+    personal: z
+      .boolean()
+      .default(false)
+      .describe('Shortcut: the default of phones, emails, cards and national_ids.'),
+    phones: z
+      .boolean()
+      .optional()
+      .describe(
+        'Replace runs of 7 or more digits (phone numbers: +62 812-3456-7890, 0812 3456 7890, (021) 555-1234) in texts and names by "#". Unset: personal.',
+      ),
+    emails: z
+      .boolean()
+      .optional()
+      .describe(
+        'Replace the letters and digits of e-mail addresses in texts and names by "#". Unset: personal.',
+      ),
+    cards: z
+      .boolean()
+      .optional()
+      .describe(
+        'Replace payment card numbers (13-19 digits, single spaces or dashes between, Luhn check passed) in texts and names by "#". Unset: personal.',
+      ),
+    national_ids: z
+      .boolean()
+      .optional()
+      .describe(
+        'Replace Indonesian identity numbers (NIK: 16 digits with a province code, a birth date and a serial) in texts and names by "#". Unset: personal.',
+      ),
+  })
+  .transform((r) => ({
+    texts: r.texts,
+    phones: r.phones ?? r.personal,
+    emails: r.emails ?? r.personal,
+    cards: r.cards ?? r.personal,
+    nationalIds: r.national_ids ?? r.personal,
+  }));
 
 const recordSchema = z
   .strictObject({
@@ -397,31 +487,130 @@ const recordSchema = z
       .describe(
         'Keep the canonical events the worker ran, each with its facts and plan, in Redis (for convo-bridge events and backtest).',
       ),
-    max_age: durationSchema.prefault('7d').describe('Recorded events older than this are dropped.'),
+    max_age: durationSchema
+      .optional()
+      .describe('Old name of retention.recorded_events (still read; validate warns). Not both.'),
     max_count: integer(1, 10_000_000)
       .prefault(100_000)
       .describe('At most this many recorded events are kept (the oldest go first).'),
-    redact: z
-      .strictObject({
-        texts: z
-          .boolean()
-          .default(false)
-          .describe(
-            'Store texts and captions as "[redacted]" (backtests then cannot judge keywords or regexes).',
-          ),
-        phones: z
-          .boolean()
-          .default(false)
-          .describe('Replace runs of 7 or more digits (phone numbers) in texts and names by "#".'),
-      })
-      .prefault({}),
+    redact: redactSchema.prefault({}),
   })
   .transform((r) => ({
     enabled: r.enabled,
-    maxAgeMs: r.max_age,
+    /** Written under its old name (the schema moves it to retention.recorded_events; null when not written). */
+    oldMaxAgeMs: r.max_age ?? null,
     maxCount: r.max_count,
-    redact: { texts: r.redact.texts, phones: r.redact.phones },
+    redact: r.redact,
   }));
+
+/**
+ * How long the bridge keeps what it stores (issue 27, point 2): one section, read by the receiver
+ * and the worker alike, top level only (the queues, dedupe markers and run state it bounds are
+ * shared by every business of a bridge that serves several). Expiry is by Redis TTL on keys the
+ * bridge writes anyway, or by a bounded trim when a store is written; see docs/configuration.md,
+ * "Retention".
+ */
+const RETENTION_DEFAULTS = { recorded_events: '7d', dedupe: '72h' } as const;
+
+/** A retention duration: at least one second (Redis expiries count whole seconds). */
+function keptFor(description: string) {
+  return durationSchema.refine((ms) => ms >= 1_000, { error: 'must be at least 1s' }).describe(description);
+}
+
+/** The platform redelivers a webhook for a few minutes (3 retries ~30 s apart, exponential back-off in its older doc). */
+export const REDELIVERY_HORIZON_MS = 5 * 60_000;
+
+const retentionSchema = z
+  .strictObject({
+    done_events: durationSchema
+      .prefault('0s')
+      .describe(
+        "The data of done events and fired timers (BullMQ's completed jobs, with what each run did). 0s: removed the moment the job completes; a duration keeps them that long (at most 10,000 per queue).",
+      ),
+    failed_events: keptFor(
+      "BullMQ's failed jobs (their data and error), at most 10,000 per queue; the dead letter keeps what a replay needs.",
+    ).prefault('7d'),
+    dead_letters: keptFor(
+      'Dead letters (the event or timer with the reason); the run state a replay needs is kept as long.',
+    ).prefault('30d'),
+    quarantine: keptFor(
+      'Quarantined webhook bodies (at most 10,000); the whole quarantine expires this long after its last new entry.',
+    ).prefault('30d'),
+    conversations: keptFor(
+      "A conversation's state (last customer message, once-marks, cooldowns, sent texts, timers) after its last customer message; never before a pending timer fires.",
+    ).prefault('30d'),
+    recorded_events: keptFor(
+      `Recorded events (record.enabled); the whole store expires this long after its last write. Default: ${RETENTION_DEFAULTS.recorded_events} (or the old record.max_age).`,
+    ).optional(),
+    dedupe: durationSchema
+      .refine((ms) => ms >= 60_000 && ms <= 90 * 86_400_000, { error: 'must be from 1m to 90d' })
+      .optional()
+      .describe(
+        `How long a delivered event is recognised as a duplicate (its dedupe marker), from 1m to 90d; keep it past the platform's redeliveries. Default: ${RETENTION_DEFAULTS.dedupe} (or the old receiver.dedupe_window).`,
+      ),
+    event_stream: integer(0, 1_000_000)
+      .prefault(100)
+      .describe(
+        "Entries kept in each queue's BullMQ event stream (approximately: Redis trims whole blocks of about 100); each names a job and what it returned or why it failed.",
+      ),
+  })
+  .transform((r) => ({
+    settings: {
+      doneEventsMs: r.done_events,
+      failedEventsMs: r.failed_events,
+      deadLettersMs: r.dead_letters,
+      quarantineMs: r.quarantine,
+      conversationsMs: r.conversations,
+      recordedEventsMs: r.recorded_events ?? defaultMs(RETENTION_DEFAULTS.recorded_events),
+      dedupeMs: r.dedupe ?? defaultMs(RETENTION_DEFAULTS.dedupe),
+      eventStreamMaxLen: r.event_stream,
+    },
+    /** The keys that have an old name elsewhere, when written here (the old one is then refused). */
+    written: { recordedEvents: r.recorded_events !== undefined, dedupe: r.dedupe !== undefined },
+  }));
+
+function defaultMs(text: string): number {
+  return durationSchema.parse(text);
+}
+
+/** The `retention:` section, validated and with its defaults: handed down whole. */
+export type RetentionSettings = z.output<typeof retentionSchema>['settings'];
+
+/**
+ * Retention settings from a partial `retention:` section (as written in YAML), the rest defaulted
+ * by the schema: for code that builds a receiver or worker without a config file (tests, tools).
+ */
+export function parseRetentionSettings(section: z.input<typeof retentionSchema> = {}): RetentionSettings {
+  return retentionSchema.parse(section).settings;
+}
+
+/** A key of an earlier version that a newer key replaced: still read, with a warning. */
+export interface OldKey {
+  readonly path: readonly ['record', 'max_age'] | readonly ['receiver', 'dedupe_window'];
+  readonly replacement: 'retention.recorded_events' | 'retention.dedupe';
+}
+
+/**
+ * `shadow:` (issue 28): a candidate rule set evaluated beside the active rules on every live
+ * event, without acting (worker/shadow/). The file is read by config/load-shadow-rules.ts.
+ */
+const shadowSchema = z
+  .strictObject({
+    rules: nonEmpty.describe(
+      'A YAML file (relative to the file that names it) holding a `rules:` list: the candidate rules, evaluated beside the active ones on every live event without acting; where their plans differ, the difference is counted and kept for `convo-bridge shadow report`.',
+    ),
+    examples: integer(1, 1000)
+      .prefault(20)
+      .describe(
+        'Per rule, the last this many differences kept as examples (conversation, time, both plans).',
+      ),
+    max_age: durationSchema
+      .prefault('7d')
+      .describe(
+        'Shadow counts and examples older than this are dropped (hourly counts; examples when none is newer).',
+      ),
+  })
+  .transform((s) => ({ rulesFile: s.rules, examples: s.examples, maxAgeMs: s.max_age }));
 
 const tracingSchema = z
   .strictObject({
@@ -475,9 +664,21 @@ export const configSchema = z
       .default({}),
     rules: z.array(ruleSchema).default([]),
     record: recordSchema.prefault({}),
+    retention: retentionSchema.prefault({}),
     tracing: tracingSchema.prefault({}),
+    shadow: shadowSchema.optional(),
   })
   .superRefine((c, ctx) => {
+    for (const old of oldKeysOf(c)) {
+      const written = old.replacement === 'retention.dedupe' ? 'dedupe' : 'recordedEvents';
+      if (c.retention.written[written]) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [...old.path],
+          message: `${old.path.join('.')} is the old name of ${old.replacement}, which is set too: remove ${old.path.join('.')} (${old.replacement} is the one read)`,
+        });
+      }
+    }
     for (const [i, shard] of (c.worker.shards ?? []).entries()) {
       if (shard >= c.redis.shards) {
         ctx.addIssue({
@@ -492,7 +693,7 @@ export const configSchema = z
     platform: c.platform,
     // Interface, "Authentication" rule 3 and "Events": webhook calls carry the Secret Key.
     receiver: {
-      ...c.receiver,
+      ...withoutKey(c.receiver, 'oldDedupeWindowMs'),
       secrets: c.receiver.secrets ?? [c.platform.auth.secret],
       /** True when `secrets` was not written and the platform Secret Key was taken (validate says so). */
       secretsDefaulted: c.receiver.secrets === undefined,
@@ -507,9 +708,39 @@ export const configSchema = z
     replyWindow: c.reply_window,
     destinations: c.destinations,
     rules: c.rules,
-    record: c.record,
+    record: withoutKey(c.record, 'oldMaxAgeMs'),
+    // An old key (record.max_age, receiver.dedupe_window) stands in for its new one (both: refused above).
+    retention: {
+      ...c.retention.settings,
+      recordedEventsMs: c.record.oldMaxAgeMs ?? c.retention.settings.recordedEventsMs,
+      dedupeMs: c.receiver.oldDedupeWindowMs ?? c.retention.settings.dedupeMs,
+    },
+    /** Keys written under an earlier version's name (validate warns about each). */
+    oldKeys: oldKeysOf(c),
     tracing: c.tracing,
+    /** null: no shadow rules (the candidate's compiled rules are the loader's, LoadedBusiness.shadow). */
+    shadow: c.shadow ?? null,
   }));
+
+/** The old keys a parsed config wrote. */
+function oldKeysOf(c: {
+  record: { oldMaxAgeMs: number | null };
+  receiver: { oldDedupeWindowMs: number | null };
+}): OldKey[] {
+  const found: OldKey[] = [];
+  if (c.record.oldMaxAgeMs !== null) {
+    found.push({ path: ['record', 'max_age'], replacement: 'retention.recorded_events' });
+  }
+  if (c.receiver.oldDedupeWindowMs !== null) {
+    found.push({ path: ['receiver', 'dedupe_window'], replacement: 'retention.dedupe' });
+  }
+  return found;
+}
+
+function withoutKey<T extends object, K extends keyof T>(value: T, key: K): Omit<T, K> {
+  const { [key]: _dropped, ...rest } = value;
+  return rest;
+}
 
 /** The typed, validated config with defaults applied. */
 export type BridgeConfig = z.output<typeof configSchema>;

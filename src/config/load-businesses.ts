@@ -1,12 +1,14 @@
 import type { CompiledRules } from '../rules/compile-rules.js';
 import { type BusinessEntry, type CollectOptions, collectBusinesses, issueAt } from './business-entries.js';
-import { defaultWebhookPath, type LoadedBusiness } from './businesses.js';
+import { defaultWebhookPath, type LoadedBusiness, type ShadowRules } from './businesses.js';
 import { crossCheckBusinesses, type ValidBusiness } from './check-businesses.js';
 import type { ConfigPath } from './config-document.js';
 import { ConfigError, type ConfigIssue } from './config-error.js';
+import type { BridgeConfig } from './config-schema.js';
 import { configWarnings } from './config-warnings.js';
 import type { SchemaProblem } from './describe-zod-issues.js';
 import type { MissingVariable, SubstitutedValue } from './interpolate-env.js';
+import { loadShadowRules, type ReadShadowFile } from './load-shadow-rules.js';
 import {
   hasPath,
   isPlainObject,
@@ -43,7 +45,10 @@ const RULES_SECTIONS = [
 ] as const;
 
 /** Loads every business of the config; throws ConfigError with every problem of every business. */
-export function loadBusinesses(top: ConfigSource, options: CollectOptions): LoadedBusinesses {
+export function loadBusinesses(
+  top: ConfigSource,
+  options: CollectOptions & { readShadowFile?: ReadShadowFile },
+): LoadedBusinesses {
   const collected = collectBusinesses(top, options);
   const report = createReport(collected.entries.length);
   const warnings = createReport(collected.entries.length);
@@ -54,6 +59,7 @@ export function loadBusinesses(top: ConfigSource, options: CollectOptions): Load
   const topVariables = variablesOf(top);
 
   const compiled = new Map<string, { rules: CompiledRules; problems: SchemaProblem[] }>();
+  const candidates = new Map<string, ShadowRules | ConfigError | undefined>();
   const valid: ValidBusiness[] = [];
   const loaded: LoadedBusiness[] = [];
   for (const entry of collected.entries) {
@@ -74,12 +80,15 @@ export function loadBusinesses(top: ConfigSource, options: CollectOptions): Load
     }
     for (const problem of result.problems) report.of(entry, place(problem));
     for (const warning of configWarnings(validation.config)) warnings.of(entry, place(warning));
+    const shadow = shadowOf(entry, { top, defaults, config: validation.config, key, candidates, options });
+    if (shadow instanceof ConfigError) for (const issue of shadow.issues) report.plain(issue);
     valid.push({ entry, config: validation.config });
     loaded.push({
       id: entry.id ?? '',
       explicit: true,
       config: validation.config,
       rules: result.rules,
+      ...(shadow !== undefined && !(shadow instanceof ConfigError) ? { shadow } : {}),
       file: entry.file,
       line: entry.line,
       overrides: entry.overrides,
@@ -98,6 +107,49 @@ export function loadBusinesses(top: ConfigSource, options: CollectOptions): Load
       ),
     ],
   };
+}
+
+/**
+ * A business's candidate rules (`shadow:`, issue 28), from the file named where `shadow.rules` is
+ * written (the business's entry or file, or the top level), compiled with the business's settings;
+ * once per file and settings, however many businesses share them.
+ */
+function shadowOf(
+  entry: BusinessEntry,
+  ctx: {
+    top: ConfigSource;
+    defaults: PlainObject;
+    config: BridgeConfig;
+    key: string | undefined;
+    candidates: Map<string, ShadowRules | ConfigError | undefined>;
+    options: CollectOptions & { readShadowFile?: ReadShadowFile };
+  },
+): ShadowRules | ConfigError | undefined {
+  if (ctx.config.shadow === null) return undefined;
+  const own = provenanceOf(['shadow', 'rules'], ctx.defaults, entry.value).from === 'business';
+  const namedIn = own ? entry.source : ctx.top;
+  const settingPath = own ? [...entry.base, 'shadow', 'rules'] : ['shadow', 'rules'];
+  const cacheKey =
+    ctx.key === undefined
+      ? undefined
+      : `${namedIn.document.fileName}\u0000${ctx.config.shadow.rulesFile}\u0000${ctx.key}`;
+  if (cacheKey !== undefined && ctx.candidates.has(cacheKey)) return ctx.candidates.get(cacheKey);
+  let result: ShadowRules | ConfigError | undefined;
+  try {
+    result = loadShadowRules({
+      config: ctx.config,
+      namedIn,
+      settingPath,
+      env: ctx.options.env,
+      allowMissing: ctx.options.allowMissing,
+      ...(ctx.options.readShadowFile ? { read: ctx.options.readShadowFile } : {}),
+    });
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    result = error;
+  }
+  if (cacheKey !== undefined) ctx.candidates.set(cacheKey, result);
+  return result;
 }
 
 /**

@@ -10,6 +10,7 @@ import { configWarnings } from './config-warnings.js';
 import type { SchemaProblem } from './describe-zod-issues.js';
 import type { Env, MissingVariable } from './interpolate-env.js';
 import { loadBusinesses } from './load-businesses.js';
+import { loadShadowRules, type ReadShadowFile, readShadowFile } from './load-shadow-rules.js';
 import { type ConfigSource, nestedTooDeeply, oversizeIssue, readConfigSource } from './read-config-source.js';
 import { compileConfigRules, validateConfigValue } from './validate-config-value.js';
 
@@ -31,6 +32,8 @@ export interface LoadedConfig {
   missingEnv: MissingVariable[];
   /** What the config sets up that can never happen (config-warnings.ts); `validate` prints them. */
   warnings: ConfigIssue[];
+  /** The shadow rules files (`shadow.rules`, issue 28) it read, resolved: hot reload watches them too. */
+  shadowFiles: string[];
 }
 
 export interface LoadOptions {
@@ -43,6 +46,8 @@ export interface LoadOptions {
   allowMissingEnv?: boolean;
   /** How businesses_dir is read (hot reload passes one that remembers what it read). */
   readBusinessesDir?: ReadBusinessesDir;
+  /** How shadow rules files are read (likewise). */
+  readShadowFile?: ReadShadowFile;
 }
 
 /** Reads, validates and compiles a config file; throws ConfigError listing every problem. */
@@ -100,10 +105,23 @@ function parseWithinLimits(text: string, options: LoadOptions & { fileName: stri
   const env = options.env ?? process.env;
   const allowMissing = options.allowMissingEnv ?? false;
   const source = readConfigSource(text, options.fileName, { env, allowMissing });
-  if (!hasBusinesses(source.value)) return loadOneBusiness(source, allowMissing);
+  // The shadow rules files read (hot reload records them through readShadowFile, also when the load fails).
+  const shadowFiles = new Set<string>();
+  const readShadow = options.readShadowFile ?? readShadowFile;
+  const readCandidate: ReadShadowFile = (path) => {
+    shadowFiles.add(path);
+    return readShadow(path);
+  };
+  if (!hasBusinesses(source.value)) {
+    return {
+      ...loadOneBusiness(source, { env, allowMissing, readCandidate }),
+      shadowFiles: [...shadowFiles],
+    };
+  }
   const { businesses, missingEnv, warnings } = loadBusinesses(source, {
     env,
     allowMissing,
+    readShadowFile: readCandidate,
     ...(options.readBusinessesDir ? { readDir: options.readBusinessesDir } : {}),
   });
   const first = businesses[0] as LoadedBusiness;
@@ -114,11 +132,16 @@ function parseWithinLimits(text: string, options: LoadOptions & { fileName: stri
     businesses,
     missingEnv,
     warnings,
+    shadowFiles: [...shadowFiles],
   };
 }
 
 /** A config without businesses: loaded exactly as before businesses existed. */
-function loadOneBusiness(source: ConfigSource, allowMissing: boolean): LoadedConfig {
+function loadOneBusiness(
+  source: ConfigSource,
+  options: { env: Env; allowMissing: boolean; readCandidate: ReadShadowFile },
+): Omit<LoadedConfig, 'shadowFiles'> {
+  const { allowMissing } = options;
   const { document, interpolation } = source;
   const fileName = document.fileName;
   const toIssue = (problem: SchemaProblem): ConfigIssue => ({
@@ -140,12 +163,21 @@ function loadOneBusiness(source: ConfigSource, allowMissing: boolean): LoadedCon
   const compiled = compileConfigRules(validation.config, interpolation.substituted);
   for (const problem of compiled.problems) issues.push(toIssue(problem));
   if (issues.length > 0) throw new ConfigError(dedupe(issues));
+  const shadow = loadShadowRules({
+    config: validation.config,
+    namedIn: source,
+    settingPath: ['shadow', 'rules'],
+    env: options.env,
+    allowMissing,
+    read: options.readCandidate,
+  });
 
   const business: LoadedBusiness = {
     id: DEFAULT_BUSINESS_ID,
     explicit: false,
     config: validation.config,
     rules: compiled.rules,
+    ...(shadow ? { shadow } : {}),
     file: fileName,
     line: 1,
   };

@@ -6,6 +6,7 @@ import { type BusinessesDirListing, readBusinessesDir, resolveBusinessesDir } fr
 import { ConfigError } from './config-error.js';
 import type { Env } from './interpolate-env.js';
 import { type LoadedConfig, parseConfigText } from './load-config.js';
+import { readShadowFile, type ShadowFileRead } from './load-shadow-rules.js';
 import { readConfigSource } from './read-config-source.js';
 
 export interface WatchLogger {
@@ -24,6 +25,8 @@ export interface WatchConfigOptions {
   debounceMs?: number;
   /** Reload on SIGHUP too (default true). */
   sighup?: boolean;
+  /** The shadow rules files of the config loaded at start (LoadedConfig.shadowFiles): watched too. */
+  shadowFiles?: readonly string[];
 }
 
 export interface ConfigWatcher {
@@ -31,15 +34,88 @@ export interface ConfigWatcher {
   close(): void;
 }
 
-/** What was read: the config text and, with businesses_dir, every business file; hashed to spot no-op saves. */
-function hashOf(text: string, listing: BusinessesDirListing | undefined): string {
+/** The shadow rules files read for one load (issue 28), by resolved path. */
+type ShadowReads = ReadonlyMap<string, ShadowFileRead>;
+
+/**
+ * What was read: the config text, with businesses_dir every business file, and every shadow rules
+ * file; hashed to spot no-op saves.
+ */
+function hashOf(text: string, listing: BusinessesDirListing | undefined, shadow: ShadowReads): string {
   const hash = createHash('sha256').update(text);
   if (listing?.ok) {
     for (const file of listing.files) hash.update(`\u0000${file.name}\u0000${file.text}`);
   } else if (listing) {
     hash.update(`\u0000unreadable ${listing.code} ${listing.file ?? ''}`);
   }
+  for (const [path, read] of [...shadow].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    hash.update(`\u0001${path}\u0000${read.ok ? read.text : `unreadable ${read.code}`}`);
+  }
   return hash.digest('hex');
+}
+
+/** Reads these shadow rules files now. */
+function readShadowFiles(files: readonly string[]): Map<string, ShadowFileRead> {
+  return new Map(files.map((file) => [file, readShadowFile(file)]));
+}
+
+/**
+ * Watches a set of files (the shadow rules files of the config last read) through their
+ * directories, as the config itself is watched (editors replace files by renaming).
+ */
+interface FilesWatch {
+  readonly files: readonly string[];
+  watch(files: readonly string[]): void;
+  close(): void;
+}
+
+function createFilesWatch(onChange: () => void, logger: WatchLogger | undefined): FilesWatch {
+  let files: readonly string[] = [];
+  const watchers = new Map<string, FSWatcher>();
+  let closed = false;
+  return {
+    get files() {
+      return files;
+    },
+    watch(next) {
+      if (closed) return;
+      files = [...next];
+      const byDir = new Map<string, Set<string>>();
+      for (const file of files) {
+        const names = byDir.get(dirname(file)) ?? new Set<string>();
+        names.add(basename(file));
+        byDir.set(dirname(file), names);
+      }
+      for (const [dir, watcher] of watchers) {
+        if (byDir.has(dir)) continue;
+        watcher.close();
+        watchers.delete(dir);
+      }
+      for (const dir of byDir.keys()) {
+        if (watchers.has(dir)) continue;
+        try {
+          const watcher = watch(dir, { persistent: false }, (_event, changed) => {
+            const names = byDir.get(dir);
+            if (changed === null || names === undefined || names.has(changed.toString())) onChange();
+          });
+          watcher.on('error', (error) => {
+            logger?.warn({ dir, error: String(error) }, 'shadow rules watch failed; SIGHUP still reloads');
+          });
+          watchers.set(dir, watcher);
+        } catch (error) {
+          logger?.warn(
+            { dir, error: String(error) },
+            'cannot watch the shadow rules file; SIGHUP still reloads',
+          );
+        }
+      }
+    },
+    close() {
+      closed = true;
+      for (const watcher of watchers.values()) watcher.close();
+      watchers.clear();
+    },
+  };
 }
 
 /**
@@ -136,24 +212,37 @@ async function readConfigText(
 
 /**
  * Loads the config again unless nothing it reads changed since `lastHash`; returns the hash of what
- * it read (the config text and its businesses_dir files) and the businesses_dir it named.
+ * it read (the config text, its businesses_dir files and its shadow rules files), the
+ * businesses_dir it named and the shadow rules files it read.
  */
 function reloadIfChanged(
   text: string,
   reason: string,
-  state: { readonly lastHash: string | undefined; readonly dir: string | undefined },
+  state: {
+    readonly lastHash: string | undefined;
+    readonly dir: string | undefined;
+    readonly shadowFiles: readonly string[];
+  },
   path: string,
   options: WatchConfigOptions & { env: Env },
-): { hash: string; dir: string | undefined } {
+): { hash: string; dir: string | undefined; shadowFiles: readonly string[] } {
   // The listing hashed is the one parsed: a file changed in between is the next change event's.
   const known = state.dir;
   const listing = known === undefined ? undefined : readBusinessesDir(known);
-  const hash = hashOf(text, listing);
+  const knownShadow = readShadowFiles(state.shadowFiles);
+  const hash = hashOf(text, listing, knownShadow);
   if (hash === state.lastHash) {
     // Said, so that an operator's SIGHUP after a save that changed nothing is not met with silence.
     options.logger?.info({ file: path, reason }, 'config unchanged; nothing reloaded');
-    return { hash, dir: known };
+    return { hash, dir: known, shadowFiles: state.shadowFiles };
   }
+  // The shadow rules files this load reads, each once (the ones read above as they were read).
+  const shadowRead = new Map<string, ShadowFileRead>();
+  const readShadow = (file: string): ShadowFileRead => {
+    const read = shadowRead.get(file) ?? knownShadow.get(file) ?? readShadowFile(file);
+    shadowRead.set(file, read);
+    return read;
+  };
   let readDir: string | undefined;
   let read: BusinessesDirListing | undefined;
   const readBusinesses = (dir: string) => {
@@ -164,13 +253,22 @@ function reloadIfChanged(
   let outcome: { loaded: LoadedConfig } | { error: ConfigError };
   try {
     outcome = {
-      loaded: parseConfigText(text, { fileName: path, env: options.env, readBusinessesDir: readBusinesses }),
+      loaded: parseConfigText(text, {
+        fileName: path,
+        env: options.env,
+        readBusinessesDir: readBusinesses,
+        readShadowFile: readShadow,
+      }),
     };
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     outcome = { error };
   }
-  const result = { hash: readDir === known ? hash : hashOf(text, read), dir: readDir };
+  const result = {
+    hash: hashOf(text, readDir === known ? listing : read, shadowRead),
+    dir: readDir,
+    shadowFiles: [...shadowRead.keys()],
+  };
   if ('loaded' in outcome) {
     const { loaded } = outcome;
     const businesses = loaded.businesses.some((b) => b.explicit)
@@ -194,7 +292,8 @@ function reloadIfChanged(
 /**
  * Hot reload. Watches the directory, not the file: editors and `kubectl` replace a file by
  * renaming a new one over it, which ends a watch on the old inode. With businesses_dir, watches
- * that directory too: a business file added, changed or removed reloads like the config does.
+ * that directory too: a business file added, changed or removed reloads like the config does,
+ * and so does a change of a shadow rules file (`shadow.rules`, issue 28) the config last read.
  * A change (or SIGHUP) is debounced, then the config is validated again; only a valid one
  * reaches `onReload`, and one whose files are all unchanged is ignored.
  */
@@ -218,6 +317,7 @@ export function watchConfig(path: string, options: WatchConfigOptions): ConfigWa
     }, debounceMs);
   };
   const businessesDir = createDirWatch(() => schedule('businesses_dir changed'), options.logger);
+  const shadowFiles = createFilesWatch(() => schedule('shadow rules changed'), options.logger);
 
   const check = async (reason: string) => {
     if (closed) return;
@@ -229,9 +329,11 @@ export function watchConfig(path: string, options: WatchConfigOptions): ConfigWa
     try {
       const text = await readConfigText(file, path, options);
       if (text === undefined || closed) return;
-      const read = reloadIfChanged(text, reason, { lastHash, dir: businessesDir.dir }, path, withEnv);
+      const state = { lastHash, dir: businessesDir.dir, shadowFiles: shadowFiles.files };
+      const read = reloadIfChanged(text, reason, state, path, withEnv);
       lastHash = read.hash;
       businessesDir.watch(read.dir);
+      shadowFiles.watch(read.shadowFiles);
     } finally {
       running = false;
       if (again && !closed) {
@@ -246,8 +348,10 @@ export function watchConfig(path: string, options: WatchConfigOptions): ConfigWa
   try {
     const text = readFileSync(file, 'utf8');
     const dir = businessesDirOf(text, path, withEnv.env);
-    lastHash = hashOf(text, dir === undefined ? undefined : readBusinessesDir(dir));
+    const shadow = options.shadowFiles ?? [];
+    lastHash = hashOf(text, dir === undefined ? undefined : readBusinessesDir(dir), readShadowFiles(shadow));
     businessesDir.watch(dir);
+    shadowFiles.watch(shadow);
   } catch {
     lastHash = undefined;
   }
@@ -269,6 +373,7 @@ export function watchConfig(path: string, options: WatchConfigOptions): ConfigWa
       watcher?.close();
       watcher = undefined;
       businessesDir.close();
+      shadowFiles.close();
       process.off('SIGHUP', onHup);
     },
   };

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { describeError } from '../base/errors.js';
@@ -11,6 +11,7 @@ import { type RunningBridge, runBridge } from '../bridge/run-bridge.js';
 import { loadConfig } from '../config/load-config.js';
 import { type EmulatorHandle, startEmulator } from '../emulator/start-emulator.js';
 import { createLogger } from '../observe/logger.js';
+import { readOnlyQueue } from '../queue/read-only-queue.js';
 import { QUEUE_NAMES } from '../queue/redis-keys.js';
 import { type CrmSink, startCrmSink } from './crm-sink.js';
 import { createDemoClock, type DemoClock } from './demo-clock.js';
@@ -80,8 +81,9 @@ export async function startDemoWorld(
     if (redis.source === 'REDIS_URL') await deleteKeys(control, `${prefix}:`);
     await control.quit();
   });
-  const eventsQueue = new Queue(QUEUE_NAMES.events, { connection: control, prefix });
-  const timersQueue = new Queue(QUEUE_NAMES.timers, { connection: control, prefix });
+  // Read only (counts): the bridge's own queues write the meta hash (its event stream length).
+  const eventsQueue = readOnlyQueue(QUEUE_NAMES.events, control, prefix);
+  const timersQueue = readOnlyQueue(QUEUE_NAMES.timers, control, prefix);
   cleanups.push(() => Promise.all([eventsQueue.close(), timersQueue.close()]));
   const workDir = { path: await mkdtemp(join(tmpdir(), 'convo-bridge-demo-')), keep: true };
   const logFile = join(workDir.path, 'bridge.log');

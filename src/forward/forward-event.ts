@@ -3,8 +3,10 @@ import got, { HTTPError, RequestError } from 'got';
 import pRetry, { AbortError } from 'p-retry';
 import { Webhook } from 'standardwebhooks';
 import { ConvoBridgeError } from '../base/errors.js';
+import type { ConversationEvent } from '../events/conversation-event.js';
 import { activeTracing } from '../observe/trace-context.js';
 import { installFastNativeOptions } from '../platform/got-native-options.js';
+import { type ForwardBody, selectForwardFields } from './forward-body.js';
 
 /**
  * Forwards events to a business's own endpoint (a CRM), signed the Standard Webhooks way
@@ -24,6 +26,8 @@ export interface DestinationOptions {
   secret: string | null;
   timeoutMs?: number;
   retries?: number;
+  /** The event's fields this destination receives (`destinations.NAME.fields`); null or unset: all. */
+  fields?: readonly (keyof ConversationEvent)[] | null;
 }
 
 export class ForwardError extends ConvoBridgeError {
@@ -48,7 +52,7 @@ export function webhookIdFor(idempotencyKey: string): string {
 }
 
 export interface Forwarder {
-  forward(destination: string, body: unknown, idempotencyKey: string): Promise<{ status: number }>;
+  forward(destination: string, body: ForwardBody, idempotencyKey: string): Promise<{ status: number }>;
 }
 
 export function createForwarder(
@@ -75,7 +79,7 @@ export function createForwarder(
           },
         );
       }
-      const payload = JSON.stringify(body);
+      const payload = JSON.stringify(selectForwardFields(body, target.fields ?? null));
       const id = webhookIdFor(idempotencyKey);
       const attempt = async (attemptNumber: number) => {
         const timestamp = new Date();

@@ -1,9 +1,10 @@
 import pino, { type Logger, type LoggerOptions } from 'pino';
+import { maskCardNumbers, maskEmails, maskNiks } from '../base/personal-data.js';
 
 /**
  * The process logger: JSON lines for machines, pretty when a person watches a terminal.
- * Secrets are removed by path (headers, config fields) and phone numbers are masked in every
- * string, because customer texts and sender names routinely contain them.
+ * Secrets are removed by path (headers, config fields); phone numbers, e-mail addresses, card
+ * numbers and NIKs are masked in every string and error, should one slip into a line (issue 27).
  */
 export const REDACT_PATHS = [
   'authorization',
@@ -36,11 +37,39 @@ export function maskPhones(text: string): string {
   return text.replace(INTERNATIONAL, mask).replace(LOCAL_MOBILE, mask);
 }
 
+/**
+ * A log string with personal data masked (issue 27): e-mail addresses, card numbers and NIKs (as
+ * record.redact recognises them), then phone numbers (first 3 and last 2 digits kept). A last line
+ * of defence: the log lines themselves are written to carry no texts, names or labels at all.
+ */
+export function maskForLog(text: string): string {
+  if (!/[\d@]/.test(text)) return text;
+  return maskPhones(maskNiks(maskCardNumbers(maskEmails(text))));
+}
+
+/**
+ * An error as a log line shows it: its type, code, message and stack (masked), and the same of its
+ * causes; nothing else. pino's default serializer copies every enumerable property, and some
+ * carry what was sent: ioredis puts a failed command's arguments (an event's JSON) on its errors,
+ * got its request options and response.
+ */
+export function serializeError(value: unknown, depth = 0): unknown {
+  if (!(value instanceof Error)) return typeof value === 'string' ? maskForLog(value) : value;
+  const code = (value as { code?: unknown }).code;
+  return {
+    type: value.name,
+    message: maskForLog(value.message),
+    ...(typeof code === 'string' || typeof code === 'number' ? { code } : {}),
+    ...(value.stack ? { stack: maskForLog(value.stack) } : {}),
+    ...(value.cause !== undefined && depth < 3 ? { cause: serializeError(value.cause, depth + 1) } : {}),
+  };
+}
+
 function scrub(value: unknown, depth: number): unknown {
-  if (typeof value === 'string') return maskPhones(value);
+  if (typeof value === 'string') return maskForLog(value);
   if (depth > 6 || value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map((item) => scrub(item, depth + 1));
-  if (value instanceof Error) return value;
+  if (value instanceof Error) return serializeError(value);
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) out[key] = scrub(item, depth + 1);
   return out;
@@ -62,11 +91,14 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
     formatters: {
       log: (object) => scrub(object, 0) as Record<string, unknown>,
     },
+    serializers: { err: serializeError, error: serializeError },
     hooks: {
       logMethod(args, method) {
-        const masked = args.map((arg) => (typeof arg === 'string' ? maskPhones(arg) : arg)) as Parameters<
-          typeof method
-        >;
+        // log.error(error): pino would take the message from the error unmasked.
+        const first = args[0] instanceof Error ? [{ err: args[0] }, args[1] ?? args[0].message] : [];
+        const masked = [...first, ...args.slice(first.length > 0 ? 2 : 0)].map((arg) =>
+          typeof arg === 'string' ? maskForLog(arg) : arg,
+        ) as Parameters<typeof method>;
         method.apply(this, masked);
       },
     },

@@ -34,6 +34,7 @@ import {
   ATTR_URL_PATH,
 } from '@opentelemetry/semantic-conventions';
 import { BullMQOtel } from 'bullmq-otel';
+import { maskPersonalData } from '../base/personal-data.js';
 import type {
   BridgeTracing,
   HttpCallFacts,
@@ -340,10 +341,17 @@ function handle(span: Span): TraceSpan {
     },
     fail(error: unknown) {
       const exception = error instanceof Error ? error : new Error(String(error));
-      span.recordException(exception);
+      // Only name, message and stack, masked (issue 27): the SDK would also copy an error's
+      // `code`, and the messages are written to carry no customer data, but a span outlives a log.
+      const message = maskPersonalData(exception.message);
+      span.recordException({
+        name: exception.name,
+        message,
+        ...(exception.stack ? { stack: maskPersonalData(exception.stack) } : {}),
+      });
       const code = (error as { code?: unknown } | null)?.code;
       span.setAttribute(ATTR_ERROR_TYPE, typeof code === 'string' ? code : exception.name);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: exception.message });
+      span.setStatus({ code: SpanStatusCode.ERROR, message });
     },
     end() {
       if (ended) return;

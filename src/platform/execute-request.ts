@@ -8,6 +8,7 @@ import type { ResolvedClientOptions } from './client-options.js';
 import { gotTransport, type HttpTransport, TransportFailure } from './got-transport.js';
 import type { ResponseBody } from './parse-responses.js';
 import { PlatformError } from './platform-error.js';
+import { quotePlatformText, sentTexts } from './quote-platform-text.js';
 import { decideRetry } from './retry-policy.js';
 
 type Exchange<T> = { statusCode: number | null } & (
@@ -22,6 +23,15 @@ function decodeBody(text: string): ResponseBody {
   } catch {
     return { text, json: undefined };
   }
+}
+
+/**
+ * The failure with the platform's text fit to quote (issue 27): what we sent cut out of it and
+ * personal data masked, since error messages reach logs, traces and dead letters.
+ */
+function quotable(failure: Failure, request: PlatformRequest<unknown>): Failure {
+  if (failure.platformMessage === null) return failure;
+  return { ...failure, platformMessage: quotePlatformText(failure.platformMessage, sentTexts(request.json)) };
 }
 
 /** One HTTP attempt, classified: a parsed success, or the Failure it ended with. */
@@ -55,7 +65,7 @@ async function exchange<T>(
       ? { statusCode, body }
       : { statusCode, retryAfter: answer.retryAfter, body };
   const failure = classifyAnswer(facts, request.safety, Date.now());
-  if (failure) return { statusCode, ok: false, failure };
+  if (failure) return { statusCode, ok: false, failure: quotable(failure, request) };
   const parsed = request.parse(body);
   if (parsed.ok) return { statusCode, ok: true, value: parsed.value };
   return {

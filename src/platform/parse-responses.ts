@@ -56,15 +56,40 @@ function describeIssues(error: z.ZodError): string {
 }
 
 function needJson(body: ResponseBody): ParseResult<unknown> {
-  if (body.json === undefined) return { ok: false, problem: `the body is not JSON (${preview(body.text)})` };
+  if (body.json === undefined) return { ok: false, problem: `the body is not JSON (${preview(body)})` };
   return { ok: true, value: body.json };
 }
 
-/** A short, single-line excerpt of a body for messages. */
-export function preview(text: string, max = 120): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  if (flat === '') return 'empty body';
-  return flat.length > max ? `"${flat.slice(0, max)}..."` : `"${flat}"`;
+const kindOf = (value: unknown): string =>
+  value === null
+    ? 'null'
+    : Array.isArray(value)
+      ? 'list'
+      : typeof value === 'object'
+        ? 'object'
+        : typeof value;
+
+/**
+ * What a body looks like, for messages, without quoting it (issue 27): an answer may hold what
+ * customers wrote (a history page) or echo what we sent, and these messages reach logs, traces
+ * and dead letters. A JSON object is described by its top-level keys and the kinds of their values
+ * (`a JSON object {ok: number}`), other bodies by their kind and size (`an HTML page of 2048 characters`).
+ */
+export function preview(body: ResponseBody): string {
+  const trimmed = body.text.trim();
+  if (trimmed === '') return 'an empty body';
+  const { json } = body;
+  if (json !== undefined && json !== null && typeof json === 'object' && !Array.isArray(json)) {
+    const entries = Object.entries(json);
+    const shown = entries
+      .slice(0, 8)
+      .map(([key, value]) => `${key.length > 40 ? `${key.slice(0, 37)}...` : key}: ${kindOf(value)}`);
+    return `a JSON object {${shown.join(', ')}${entries.length > 8 ? `, ... (${entries.length} keys)` : ''}}`;
+  }
+  if (Array.isArray(json)) return `a JSON list of ${json.length} item(s)`;
+  if (json !== undefined) return `a JSON ${kindOf(json)}`;
+  const html = /^<(!doctype|html|head|body|\?xml)/i.test(trimmed);
+  return `${html ? 'an HTML page' : 'a text'} of ${trimmed.length} characters`;
 }
 
 export function parseAck(body: ResponseBody): ParseResult<Ack> {
@@ -76,7 +101,7 @@ export function parseAck(body: ResponseBody): ParseResult<Ack> {
   if (ack.success === undefined && ack.status !== 1) {
     return {
       ok: false,
-      problem: `no success marker (expected "success": true or "status": 1) in ${preview(body.text)}`,
+      problem: `no success marker (expected "success": true or "status": 1) in ${preview(body)}`,
     };
   }
   const value: Ack = {};
@@ -130,8 +155,7 @@ export function parseNeedHumanTotal(body: ResponseBody): ParseResult<number> {
   const json = needJson(body);
   if (!json.ok) return json;
   const parsed = TotalSchema.safeParse(json.value);
-  if (!parsed.success)
-    return { ok: false, problem: `no non-negative integer total in ${preview(body.text)}` };
+  if (!parsed.success) return { ok: false, problem: `no non-negative integer total in ${preview(body)}` };
   return { ok: true, value: 'data' in parsed.data ? parsed.data.data.total : parsed.data.total };
 }
 
@@ -161,6 +185,6 @@ export function parseVersion(body: ResponseBody): ParseResult<string> {
   }
   const version = raw?.trim().replace(/^v(?=\d)/i, '');
   // A version has a digit; this keeps an "OK" or a status word from passing as one.
-  if (!version || !/\d/.test(version)) return { ok: false, problem: `no version in ${preview(body.text)}` };
+  if (!version || !/\d/.test(version)) return { ok: false, problem: `no version in ${preview(body)}` };
   return { ok: true, value: version };
 }

@@ -2,7 +2,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ConvoBridgeError } from '../base/errors.js';
 import type { KeyLayout } from '../queue/key-layout.js';
 import type { RedisClient } from '../redis/redis-client.js';
-import { forgetDeadLetters, forgetQuarantine, forgetRecorded } from './global-stores.js';
+import {
+  forgetDeadLetters,
+  forgetQuarantine,
+  forgetRecorded,
+  forgetShadowDifferences,
+} from './global-stores.js';
 import type { ConversationRef } from './job-data.js';
 import {
   eraseConversationState,
@@ -22,6 +27,7 @@ export const FORGET_STORES = [
   'dead letters',
   'quarantined bodies',
   'recorded events',
+  'shadow differences',
 ] as const;
 export type ForgetStore = (typeof FORGET_STORES)[number];
 
@@ -63,7 +69,7 @@ export class ForgetBusyError extends ConvoBridgeError {
  * jobs go, and with their registrations gone they could not fire anyway), the data of its jobs in
  * every state (batches shared with other conversations are rewritten without its events), BullMQ's
  * event-log entries naming it, the kept run state of its dead-lettered events, its dead letters,
- * quarantined bodies and recorded events.
+ * quarantined bodies, recorded events and shadow rules differences.
  *
  * Safe while the bridge runs: an event of the conversation that is still queued or running is
  * finished first. forget waits (up to `waitMs`) until none is left, then erases the state in one
@@ -113,7 +119,7 @@ export async function forgetConversation(
 
   // 2. Its jobs, their event log, dead letters, and the run state those kept for a replay.
   const eventKeys: string[] = [];
-  await eraseJobs(redis, layout, ref, dryRun, eventKeys, erased, started + waitMs);
+  await eraseJobs(redis, layout, ref, dryRun, eventKeys, erased, { started, deadline: started + waitMs });
   for (const name of ['events', 'timers'] as const) {
     erased['queue event log'] += await forgetStreamEntries(redis, shard, name, ref, dryRun);
   }
@@ -125,6 +131,7 @@ export async function forgetConversation(
   // 3. The stores of no shard.
   erased['quarantined bodies'] = await forgetQuarantine(redis, layout.global, ref, dryRun);
   erased['recorded events'] = await forgetRecorded(redis, layout.global, ref, dryRun);
+  erased['shadow differences'] = await forgetShadowDifferences(redis, layout.global, ref, dryRun);
   return result;
 }
 
@@ -140,7 +147,7 @@ async function eraseJobs(
   dryRun: boolean,
   eventKeys: string[],
   erased: Record<ForgetStore, number>,
-  deadline: number,
+  time: { started: number; deadline: number },
 ): Promise<void> {
   const shard = layout.shardOf(ref.conversationId);
   for (;;) {
@@ -150,12 +157,13 @@ async function eraseJobs(
       ['timers', 'timer jobs'],
     ] as const) {
       const share = await forgetJobs(redis, shard, name, ref, dryRun);
-      erased[store] += share.removed + share.rewritten + (dryRun ? share.held : 0);
+      erased[store] += share.removed + share.rewritten;
       eventKeys.push(...share.eventKeys);
       held += share.held;
     }
     if (dryRun || held === 0) return;
-    if (Date.now() >= deadline) throw new ForgetBusyError(ref.conversationId, held, Date.now() - deadline);
+    if (Date.now() >= time.deadline)
+      throw new ForgetBusyError(ref.conversationId, held, Date.now() - time.started);
     await sleep(200);
   }
 }

@@ -113,6 +113,32 @@ export async function forgetRecorded(
   return eraseEntries(redis, keys.recordedEntries, keys.recordedIndex, ids, dryRun);
 }
 
+/**
+ * Shadow rules differences of the conversation (`shadow:`, issue 28): their examples name it and
+ * hold both plans as rendered. Their slots are emptied; the counts (numbers only) stay.
+ */
+export async function forgetShadowDifferences(
+  redis: RedisClient,
+  keys: BridgeKeys,
+  ref: ConversationRef,
+  dryRun: boolean,
+): Promise<number> {
+  const candidates = await findInHash(redis, keys.shadowExamples, conversationNeedles(ref.conversationId));
+  const fields: string[] = [];
+  for (let i = 0; i < candidates.length; i += 500) {
+    const chunk = candidates.slice(i, i + 500);
+    const values = await redis.hmget(keys.shadowExamples, ...chunk);
+    values.forEach((value, j) => {
+      const example = parseJson(value);
+      if (isObject(example) && example.conversationId === ref.conversationId) fields.push(chunk[j] as string);
+    });
+  }
+  if (dryRun || fields.length === 0) return fields.length;
+  for (let i = 0; i < fields.length; i += 500)
+    await redis.hdel(keys.shadowExamples, ...fields.slice(i, i + 500));
+  return fields.length;
+}
+
 /** Deletes entries of a store kept as a hash of entries plus a zset index. */
 export async function eraseEntries(
   redis: RedisClient,

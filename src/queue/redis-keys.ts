@@ -127,6 +127,15 @@ export function bridgeKeys(prefix: string, globalPrefix: string = prefix, busine
     recordedIndex: `${g}:recorded:index`,
     recordedEntries: `${g}:recorded:entries`,
     recordedSeq: `${g}:recorded:seq`,
+    /**
+     * Shadow rules (issue 28, worker/shadow/): per rule its last differences between the active and
+     * the candidate plan (`<rule>|<slot>` -> JSON, a ring of `shadow.examples` slots per rule), the
+     * differences per rule since the store began (ring positions), and the counts of one hour
+     * (`<hours since 1970>`: events, matches and differences per rule).
+     */
+    shadowExamples: `${g}:shadow:examples`,
+    shadowTotals: `${g}:shadow:totals`,
+    shadowCounts: (hour: number) => `${g}:shadow:counts:${hour}`,
     prefix: p,
     /** The root of the keys of no conversation (`<global prefix>:bridge`). */
     globalPrefix: g,

@@ -47,6 +47,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     prefix: settings.prefix,
     dedupeWindowSeconds: settings.dedupeWindowSeconds,
     jobOptions: { ...DEFAULT_EVENT_JOB_OPTIONS, ...options.jobOptions },
+    eventStreamMaxLen: settings.eventStreamMaxLen,
     commandTimeoutMs: Math.min(1_000, settings.enqueueTimeoutMs),
     logger: log,
   });
@@ -116,6 +117,7 @@ function receiveEffects(
     keys: producer.layout.forBusiness(business).global,
     maxEntries: settings.quarantineMax,
     maxBodyBytes: settings.quarantineBodyBytes,
+    maxAgeSeconds: settings.quarantineMaxAgeSeconds,
   };
   return {
     ingest: tracing

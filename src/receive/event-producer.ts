@@ -1,4 +1,4 @@
-import { type JobsOptions, Queue } from 'bullmq';
+import { type JobsOptions, Queue, type QueueOptions } from 'bullmq';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { describeError } from '../base/errors.js';
@@ -6,27 +6,28 @@ import { settleWithin } from '../base/settle-within.js';
 import type { RedisTopology } from '../config/redis-topology.js';
 import type { ConversationEvent } from '../events/conversation-event.js';
 import { type IngestItem, type IngestResult, ingestItems } from '../queue/ingest-event.js';
+import { keptJobs } from '../queue/job-options.js';
 import { createKeyLayout, type KeyLayout, type QueueShard } from '../queue/key-layout.js';
 import { type BridgeKeys, QUEUE_NAMES } from '../queue/redis-keys.js';
 import { closeConnection } from '../redis/close-connection.js';
 import { createRedisClient, type RedisClient, singleRedis } from '../redis/redis-connection.js';
 import { type PrimaryWatch, watchUnreachablePrimaries } from '../redis/watch-unreachable-primaries.js';
 import { createGroupCommit } from './group-commit.js';
-import { RECEIVER_DEFAULTS } from './receiver-defaults.js';
+import { DEFAULT_RETENTION, RECEIVER_DEFAULTS } from './receiver-defaults.js';
 import { ReceiverError } from './receiver-errors.js';
 import { withTimeout } from './with-timeout.js';
 
 /**
- * Job options of the `events` queue unless the caller sets them: bounded Redis memory (finished
- * jobs are removed by age and count; the dedupe markers, not the jobs, recognise redeliveries) and
- * retries with exponential backoff for the worker's transient failures. The worker's config will
- * set these later; they are options of createReceiver.
+ * Job options of the `events` queue unless the caller sets them: what is kept once a job is done
+ * (the default `retention:` section: completed jobs removed at once, failed ones by age and count;
+ * the dedupe markers, not the jobs, recognise redeliveries) and retries with exponential backoff
+ * for the worker's transient failures. The bridge sets them from its config
+ * (receiverOptionsFromConfig).
  */
 export const DEFAULT_EVENT_JOB_OPTIONS: JobsOptions = {
   attempts: 5,
   backoff: { type: 'exponential', delay: 2_000 },
-  removeOnComplete: { age: 24 * 3600, count: 10_000 },
-  removeOnFail: { age: 7 * 24 * 3600, count: 50_000 },
+  ...keptJobs(DEFAULT_RETENTION),
 };
 
 /** Where events are stored. createReceiver's options carry these fields and hand them on as given. */
@@ -56,6 +57,12 @@ export interface EventProducerOptions extends EventStoreTarget {
   prefix: string;
   dedupeWindowSeconds: number;
   jobOptions: JobsOptions;
+  /**
+   * The length of the events queue's BullMQ event stream, written to the queue's meta hash when a
+   * queue is made (`retention.event_stream`). Undefined: the meta hash is left as the bridge's
+   * queues wrote it (a one-shot tool that adds an event must not reset the bridge's setting).
+   */
+  eventStreamMaxLen?: number;
   /** Upper bound for one Redis command; also the bound of the readiness probe. */
   commandTimeoutMs: number;
   logger: Logger;
@@ -97,7 +104,13 @@ export function createEventProducer(options: EventProducerOptions): EventProduce
   const keys = layout.global;
   let closing: Promise<void> | undefined;
   const isClosing = () => closing !== undefined;
-  const queues = layout.all.map((shard) => createShardQueue(redis, shard, options.logger, isClosing));
+  const queueOptions =
+    options.eventStreamMaxLen === undefined
+      ? { skipMetasUpdate: true }
+      : { streams: { events: { maxLen: options.eventStreamMaxLen } } };
+  const queues = layout.all.map((shard) =>
+    createShardQueue(redis, shard, queueOptions, options.logger, isClosing),
+  );
   const commits = layout.all.map((shard) =>
     createShardCommit(redis, shard, layout, queues[shard.index] as ShardQueue, options),
   );
@@ -221,12 +234,17 @@ type ShardCommit = (item: IngestItem) => Promise<IngestResult>;
 function createShardQueue(
   redis: RedisClient,
   shard: QueueShard,
+  queueOptions: Pick<QueueOptions, 'streams' | 'skipMetasUpdate'>,
   logger: Logger,
   isClosing: () => boolean,
 ): ShardQueue {
   const makeQueue = (): QueueSlot => {
     // Shares the fail-fast connection (BullMQ does not close a connection it was given).
-    const queue = new Queue(QUEUE_NAMES.events, { connection: redis, prefix: shard.queuePrefix });
+    const queue = new Queue(QUEUE_NAMES.events, {
+      connection: redis,
+      prefix: shard.queuePrefix,
+      ...queueOptions,
+    });
     const slot: QueueSlot = { queue, failed: false };
     queue.on('error', (error: unknown) => logger.debug({ err: describeError(error) }, 'events queue error'));
     // BullMQ's start-up (wait for ready, read the Redis version) runs once; if it failed, this

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { parseRetentionSettings } from '../config/config-schema.js';
 import type { BridgeKeys } from '../queue/redis-keys.js';
 import type { RedisClient } from '../redis/redis-client.js';
 import { defineRedisScript } from '../redis/redis-script.js';
@@ -46,15 +47,24 @@ export interface QuarantineStore {
   maxEntries?: number;
   /** Bodies are stored up to this many bytes (default 64 KiB). */
   maxBodyBytes?: number;
+  /**
+   * Entries older than this are dropped when a new one is added, and the whole quarantine expires
+   * this long after its last new entry (`retention.quarantine`; default 30 days).
+   */
+  maxAgeSeconds?: number;
 }
 
 export const DEFAULT_QUARANTINE_MAX = 10_000;
 export const DEFAULT_QUARANTINE_BODY_BYTES = 64 * 1024;
+/** The schema's default of `retention.quarantine`, for a store built without a config (tools, tests). */
+const DEFAULT_MAX_AGE_SECONDS = Math.ceil(parseRetentionSettings().quarantineMs / 1000);
 
 /**
- * KEYS: index zset, entries hash. ARGV: id, score (ms), entry JSON, max entries.
+ * KEYS: index zset, entries hash. ARGV: id, score (ms), entry JSON, max entries, max age (s).
  * Keeps the first copy of a body (a redelivery does not reset its time), then trims the oldest
- * beyond the bound, all in one step so the index and the hash never disagree.
+ * beyond the bound and (at most 100 per add, so an add stays cheap) those older than the max age,
+ * all in one step so the index and the hash never disagree. Both keys expire max age after the
+ * last add: every entry is older than that by then (issue 27: retention.quarantine).
  */
 const ADD_LUA = `
 local added = redis.call('ZADD', KEYS[1], 'NX', ARGV[2], ARGV[1])
@@ -68,6 +78,14 @@ if over > 0 then
     redis.call('HDEL', KEYS[2], old[i])
   end
 end
+local maxAge = tonumber(ARGV[5])
+local aged = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. (tonumber(ARGV[2]) - maxAge * 1000), 'LIMIT', 0, 100)
+if #aged > 0 then
+  redis.call('ZREM', KEYS[1], unpack(aged))
+  redis.call('HDEL', KEYS[2], unpack(aged))
+end
+redis.call('EXPIRE', KEYS[1], maxAge)
+redis.call('EXPIRE', KEYS[2], maxAge)
 return added
 `;
 const addScript = defineRedisScript<number>('QuarantineAdd', 2, ADD_LUA);
@@ -107,7 +125,13 @@ export async function quarantineBody(
   const added = await addScript(
     store.redis,
     [store.keys.quarantine, store.keys.quarantineEntries],
-    [entry.id, input.receivedAt.getTime(), JSON.stringify(entry), store.maxEntries ?? DEFAULT_QUARANTINE_MAX],
+    [
+      entry.id,
+      input.receivedAt.getTime(),
+      JSON.stringify(entry),
+      store.maxEntries ?? DEFAULT_QUARANTINE_MAX,
+      store.maxAgeSeconds ?? DEFAULT_MAX_AGE_SECONDS,
+    ],
   );
   return { entry, added: added === 1 };
 }

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { BridgeConfig } from '../config/config-schema.js';
 import { checkRedisUrl } from '../config/redis-url.js';
 import { BusinessIdSchema } from '../events/business-id.js';
+import { bridgeJobOptions } from '../queue/job-options.js';
 import type { EventStoreTarget } from './event-producer.js';
 import { RECEIVER_DEFAULTS } from './receiver-defaults.js';
 import { ReceiverError } from './receiver-errors.js';
@@ -29,7 +30,7 @@ export interface ReceiverOptions extends EventStoreTarget {
   businesses?: readonly ReceiverBusiness[];
   /** Largest accepted body in bytes (default 1 MiB). */
   bodyLimitBytes?: number;
-  /** How long a redelivery of one event is recognised as a duplicate (default 72 h). */
+  /** How long a redelivery of one event is recognised as a duplicate (default 72 h; `retention.dedupe`). */
   dedupeWindowSeconds?: number;
   /** Bound on storing one event before answering 503 (default 2000 ms). */
   enqueueTimeoutMs?: number;
@@ -37,6 +38,11 @@ export interface ReceiverOptions extends EventStoreTarget {
   prefix?: string;
   /** Job options of the events queue, merged over DEFAULT_EVENT_JOB_OPTIONS. */
   jobOptions?: JobsOptions;
+  /**
+   * Entries kept in the events queue's BullMQ event stream (default 100; `retention.event_stream`).
+   * The receiver's queues write it to the queue's meta hash, as the worker's do.
+   */
+  eventStreamMaxLen?: number;
   /** pino logger; silent when omitted. Secret headers are redacted from anything logged through it. */
   logger?: Logger;
   /**
@@ -50,6 +56,11 @@ export interface ReceiverOptions extends EventStoreTarget {
   quarantineMax?: number;
   /** Bytes of each quarantined body kept (default 64 KiB). */
   quarantineBodyBytes?: number;
+  /**
+   * Entries older than this leave the quarantine when a new one is added, and the whole quarantine
+   * expires this long after its last new entry (default 30 days; `retention.quarantine`).
+   */
+  quarantineMaxAgeSeconds?: number;
   /** More routes on the same app (mounted before the JSON 404 handler), e.g. an admin UI. */
   routes?: (app: Express) => void;
   /**
@@ -123,6 +134,8 @@ const PlainOptions = z.object({
     .min(1024)
     .max(16 * 1024 * 1024)
     .default(RECEIVER_DEFAULTS.quarantineBodyBytes),
+  quarantineMaxAgeSeconds: z.number().int().min(1).default(RECEIVER_DEFAULTS.quarantineMaxAgeSeconds),
+  eventStreamMaxLen: z.number().int().min(0).max(1_000_000).default(RECEIVER_DEFAULTS.eventStreamMaxLen),
   repeatLogIntervalMs: z.number().int().min(10).max(3_600_000).default(RECEIVER_DEFAULTS.repeatLogIntervalMs),
 });
 export type ResolvedReceiverOptions = z.infer<typeof PlainOptions>;
@@ -140,6 +153,8 @@ export function resolveReceiverOptions(options: ReceiverOptions): ResolvedReceiv
     prefix: options.prefix,
     quarantineMax: options.quarantineMax,
     quarantineBodyBytes: options.quarantineBodyBytes,
+    quarantineMaxAgeSeconds: options.quarantineMaxAgeSeconds,
+    eventStreamMaxLen: options.eventStreamMaxLen,
     repeatLogIntervalMs: options.repeatLogIntervalMs,
   });
   if (!parsed.success) {
@@ -167,7 +182,10 @@ export function resolveReceiverOptions(options: ReceiverOptions): ResolvedReceiv
   return parsed.data;
 }
 
-/** The options the config's validated `receiver:` and `redis:` sections give (the schema filled in their defaults). */
+/**
+ * The options the config's validated `receiver:`, `redis:` and `retention:` sections give (the
+ * schema filled in their defaults), and the job options of the events queue (`worker.attempts`).
+ */
 export type ConfiguredReceiverOptions = Required<
   Pick<
     ReceiverOptions,
@@ -180,27 +198,33 @@ export type ConfiguredReceiverOptions = Required<
     | 'prefix'
     | 'replicasAck'
     | 'replicasAckTimeoutMs'
+    | 'jobOptions'
+    | 'eventStreamMaxLen'
+    | 'quarantineMaxAgeSeconds'
   >
 >;
 
 /**
- * The receiver's options from the config's `receiver:` and `redis:` sections, taken whole, so that
- * the composition root does not copy them field by field. The receiver still checks them with its
- * own rules (resolveReceiverOptions), as it does any caller's.
+ * The receiver's options from the config's `receiver:`, `redis:` and `retention:` sections, taken
+ * whole, so that the composition root does not copy them field by field. The receiver still checks
+ * them with its own rules (resolveReceiverOptions), as it does any caller's.
  */
 export function receiverOptionsFromConfig(
-  config: Pick<BridgeConfig, 'receiver' | 'redis'>,
+  config: Pick<BridgeConfig, 'receiver' | 'redis' | 'retention' | 'worker'>,
 ): ConfiguredReceiverOptions {
-  const { receiver, redis } = config;
+  const { receiver, redis, retention } = config;
   return {
     path: receiver.path,
     secrets: receiver.secrets,
     bodyLimitBytes: receiver.bodyLimitBytes,
-    dedupeWindowSeconds: Math.round(receiver.dedupeWindowMs / 1000),
+    dedupeWindowSeconds: Math.ceil(retention.dedupeMs / 1000),
     enqueueTimeoutMs: receiver.enqueueTimeoutMs,
     topology: redis.topology,
     prefix: redis.prefix,
     replicasAck: redis.replicasAck,
     replicasAckTimeoutMs: redis.replicasAckTimeoutMs,
+    jobOptions: bridgeJobOptions(config.worker.attempts, retention),
+    eventStreamMaxLen: retention.eventStreamMaxLen,
+    quarantineMaxAgeSeconds: Math.ceil(retention.quarantineMs / 1000),
   };
 }

@@ -2,6 +2,7 @@ import type { CompiledRules } from '../rules/compile-rules.js';
 import { evaluateBurstRule, evaluateRules } from '../rules/evaluate-rules.js';
 import type { ConversationFacts, Plan, PlannedAction } from '../rules/plan.js';
 import { replyWindow } from '../rules/reply-window.js';
+import { applyTagChange } from '../rules/tags.js';
 import { BurstSimulation } from './backtest-bursts.js';
 import {
   type ActionSummary,
@@ -15,7 +16,7 @@ import {
  * Backtesting (issue 15): what a set of rules would have done to recorded events, next to what was
  * done. Pure over plain data: no Redis, no platform, no clock. Each conversation is replayed on
  * its own, its events in recording order, with the worker's bookkeeping simulated: the last
- * customer message and the first message, once-marks and cooldowns, `after:` timers (fired when
+ * customer message and the first message, once-marks, cooldowns and tags, `after:` timers (fired when
  * due, cancelled by an event of an `unless` kind, as worker/processor/prepare-run.ts does) and the reply window
  * (timer replies are re-checked when they fire). The facts of a conversation's first recorded
  * event seed the simulation, so a recording that starts mid-conversation still knows what the
@@ -113,6 +114,11 @@ export function simulate(rules: CompiledRules, lines: readonly RecordedEvent[], 
     let firstKey: string | null = noneYet ? null : '(before the recording)';
     const onceMarks: Record<string, string> = { ...seed.onceMarks };
     const cooldowns: Record<string, string> = { ...(seed.cooldowns ?? {}) };
+    // Tags as the worker keeps them: set and removed by the plans' actions (a timer's when it fires).
+    const tags = new Map<string, number | null>(Object.entries(seed.tags ?? {}));
+    const changeTags = (action: PlannedAction, at: number) => {
+      if (action.type === 'tag' || action.type === 'untag') applyTagChange(tags, action, at);
+    };
     let pending: PendingTimer<PlannedAction>[] = [];
     const escalate = (at: number) => {
       if (!escalatedAt.has(conversationId)) escalatedAt.set(conversationId, new Date(at).toISOString());
@@ -127,6 +133,7 @@ export function simulate(rules: CompiledRules, lines: readonly RecordedEvent[], 
           if (state.applies && !state.open) run = child.whenClosed;
         }
         for (const done of run) {
+          changeTags(done, at);
           timerActions.push({
             conversationId,
             at: new Date(at).toISOString(),
@@ -141,12 +148,14 @@ export function simulate(rules: CompiledRules, lines: readonly RecordedEvent[], 
       isFirstCustomerMessage: isFirst,
       onceMarks: { ...onceMarks },
       cooldowns: { ...cooldowns },
+      tags: Object.fromEntries(tags),
     });
     // What the worker keeps of a plan it ran: cooldowns, once-marks, timers, the first escalation.
     const ran = (plan: Plan, now: number) => {
       const at = new Date(now).toISOString();
       for (const m of plan.matched) if (m.cooldownMs !== null) cooldowns[m.rule] = at;
       for (const action of plan.actions) {
+        changeTags(action, now);
         if (action.type === 'reply' && action.once !== null) onceMarks[action.once.key] = at;
         if (action.type === 'timer') {
           pending.push({ due: now + action.delayMs, unless: action.unless, children: action.actions });

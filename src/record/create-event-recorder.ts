@@ -3,9 +3,12 @@ import type { BridgeConfig } from '../config/config-schema.js';
 import type { BridgeKeys } from '../queue/redis-keys.js';
 import type { RedisClient } from '../redis/redis-client.js';
 import type { EventRecorder } from '../worker/ports.js';
-import { storeRecordedEvent } from './event-store.js';
+import { type StoreLimits, storeRecordedEvent } from './event-store.js';
 import { factsToJson, summarizePlan } from './recorded-event.js';
 import { redactEvent, redactedFields } from './redact-event.js';
+
+/** The `record:` section and how long recorded events are kept (`retention.recorded_events`). */
+export type RecorderSettings = BridgeConfig['record'] & StoreLimits;
 
 /**
  * The worker's recorder port over RedisClient: one script call per event (event-store.ts), not awaited
@@ -15,7 +18,7 @@ import { redactEvent, redactedFields } from './redact-event.js';
 export function createEventRecorder(
   redis: RedisClient,
   keys: BridgeKeys,
-  settings: BridgeConfig['record'],
+  settings: RecorderSettings,
   log: Logger,
   onFailure?: () => void,
 ): EventRecorder {

@@ -10,8 +10,12 @@ import { type RecordedEvent, RecordedEventSchema } from './recorded-event.js';
  * writes the entry and trims by age and count, so recording costs one command per event, sent on
  * the worker's auto-pipelined connection. A redelivered event overwrites its own entry.
  *
+ * The index and the entries expire max age after the last write (every entry is older than that
+ * by then), so a bridge that stops recording keeps nothing past `retention.recorded_events`
+ * (issue 27); the sequence holds no event and stays.
+ *
  * KEYS: index, entries, seq. ARGV: event id, score (ms), JSON line without `seq` (starts with
- * `{"v":1`), oldest score kept, max count. Returns the sequence number.
+ * `{"v":1`), oldest score kept, max count, max age (ms). Returns the sequence number.
  */
 const RECORD_LUA = `
 local seq = redis.call('INCR', KEYS[3])
@@ -29,12 +33,16 @@ if #old > 0 then
   redis.call('ZREM', KEYS[1], unpack(old))
   redis.call('HDEL', KEYS[2], unpack(old))
 end
+redis.call('PEXPIRE', KEYS[1], ARGV[6])
+redis.call('PEXPIRE', KEYS[2], ARGV[6])
 return seq
 `;
 const recordScript = defineRedisScript<number>('record-event', 3, RECORD_LUA);
 
 export interface StoreLimits {
+  /** `retention.recorded_events` (or the old `record.max_age`). */
   maxAgeMs: number;
+  /** `record.max_count`. */
   maxCount: number;
 }
 
@@ -57,7 +65,7 @@ export async function storeRecordedEvent(
   return recordScript(
     redis,
     [keys.recordedIndex, keys.recordedEntries, keys.recordedSeq],
-    [eventId(line.event.key), at, json, at - limits.maxAgeMs, limits.maxCount],
+    [eventId(line.event.key), at, json, at - limits.maxAgeMs, limits.maxCount, limits.maxAgeMs],
   );
 }
 

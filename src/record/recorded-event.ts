@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { type ConversationEvent, ConversationEventSchema } from '../events/conversation-event.js';
 import type { ConversationFacts, PlannedAction } from '../rules/plan.js';
+import { TAG_NAME_HINT, TAG_NAME_PATTERN } from '../rules/tags.js';
+import { REDACTION_KINDS, type RedactionKind } from './redact-event.js';
 
 /**
  * The one shape of an event kept for later (issue 15): the canonical event, the facts the worker
@@ -11,19 +13,43 @@ import type { ConversationFacts, PlannedAction } from '../rules/plan.js';
 
 const iso = z.iso.datetime({ offset: true });
 
+const tagName = z.string().regex(TAG_NAME_PATTERN, { error: `expected ${TAG_NAME_HINT}` });
+
+/**
+ * The conversation's tags before the event: a list of names (none expires), or name -> ISO instant
+ * it expires (null: never). Read as the latter, names in lower case.
+ */
+const TagsJsonSchema = z
+  .union([z.array(tagName), z.record(tagName, iso.nullable())])
+  .transform(
+    (tags): Record<string, string | null> =>
+      Object.fromEntries(
+        Array.isArray(tags)
+          ? tags.map((name) => [name.toLowerCase(), null])
+          : Object.entries(tags).map(([name, until]) => [name.toLowerCase(), until]),
+      ),
+  )
+  .describe(
+    'Tags of the conversation: [vip, gold], or {"vip": "2026-11-24T03:00:00Z", "gold": null} with expiries.',
+  );
+
 /** Facts as JSON (the same fields `explain --facts` reads). */
 export const FactsJsonSchema = z.strictObject({
   lastCustomerMessageAt: iso.nullable().default(null),
   isFirstCustomerMessage: z.boolean().default(false),
   onceMarks: z.record(z.string(), iso).default({}),
   cooldowns: z.record(z.string(), iso).optional(),
+  tags: TagsJsonSchema.optional(),
 });
 export type FactsJson = z.output<typeof FactsJsonSchema>;
 
 export const ActionSummarySchema = z.strictObject({
   id: z.string(),
   rule: z.string(),
-  type: z.enum(['note', 'need_human', 'reply', 'forward', 'timer']),
+  type: z.enum(['note', 'need_human', 'reply', 'forward', 'tag', 'untag', 'timer']),
+  /** Tag and untag: the tags; a tag's `for:` (ms) when it has one. */
+  tags: z.array(z.string()).optional(),
+  forMs: z.number().int().positive().optional(),
   /** Timers: the delay and the kinds that cancel them; their actions as summaries. */
   delayMs: z.number().int().nonnegative().optional(),
   unless: z.array(z.string()).optional(),
@@ -53,8 +79,8 @@ export const RecordedEventSchema = z.strictObject({
   event: ConversationEventSchema,
   facts: FactsJsonSchema.prefault({}),
   plan: PlanSummarySchema.optional(),
-  /** Which fields were redacted before storing (`texts`, `phones`). */
-  redacted: z.array(z.enum(['texts', 'phones'])).default([]),
+  /** Which redactions the event had before storing (record.redact: `texts`, `phones`, `emails`, `cards`, `national_ids`). */
+  redacted: z.array(z.enum(REDACTION_KINDS)).default([]),
 });
 export type RecordedEvent = z.output<typeof RecordedEventSchema>;
 
@@ -69,6 +95,13 @@ export function factsFromJson(f: FactsJson): ConversationFacts {
     isFirstCustomerMessage: f.isFirstCustomerMessage,
     onceMarks: f.onceMarks,
     ...(f.cooldowns !== undefined ? { cooldowns: f.cooldowns } : {}),
+    ...(f.tags !== undefined
+      ? {
+          tags: Object.fromEntries(
+            Object.entries(f.tags).map(([name, until]) => [name, until === null ? null : Date.parse(until)]),
+          ),
+        }
+      : {}),
   };
 }
 
@@ -78,6 +111,16 @@ export function factsToJson(f: ConversationFacts): FactsJson {
     isFirstCustomerMessage: f.isFirstCustomerMessage,
     onceMarks: { ...f.onceMarks },
     ...(f.cooldowns !== undefined ? { cooldowns: { ...f.cooldowns } } : {}),
+    ...(f.tags !== undefined && Object.keys(f.tags).length > 0
+      ? {
+          tags: Object.fromEntries(
+            Object.entries(f.tags).map(([name, until]) => [
+              name,
+              until === null ? null : new Date(until).toISOString(),
+            ]),
+          ),
+        }
+      : {}),
   };
 }
 
@@ -92,6 +135,17 @@ export function summarizeAction(action: PlannedAction): ActionSummary {
       actions: action.actions.map(summarizeAction),
     };
   }
+  if (action.type === 'tag') {
+    return {
+      id: action.id,
+      rule: action.rule,
+      type: 'tag',
+      tags: [...action.tags],
+      ...(action.forMs !== null ? { forMs: action.forMs } : {}),
+    };
+  }
+  if (action.type === 'untag')
+    return { id: action.id, rule: action.rule, type: 'untag', tags: [...action.tags] };
   return { id: action.id, rule: action.rule, type: action.type };
 }
 
@@ -119,7 +173,7 @@ export function recordedLine(input: {
   event: ConversationEvent;
   facts: ConversationFacts;
   plan?: PlanSummary;
-  redacted?: ('texts' | 'phones')[];
+  redacted?: RedactionKind[];
 }): RecordedEvent {
   return {
     v: 1,

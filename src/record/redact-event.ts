@@ -1,28 +1,35 @@
+import { maskPersonalData } from '../base/personal-data.js';
 import type { ConversationEvent } from '../events/conversation-event.js';
 
+/** What record.redact asks for (config-schema.ts resolves `personal` into the four kinds). */
 export interface RedactOptions {
   texts: boolean;
   phones: boolean;
+  emails: boolean;
+  cards: boolean;
+  nationalIds: boolean;
 }
+
+/** The names a recorded line lists in `redacted`, in this order. */
+export const REDACTION_KINDS = ['texts', 'phones', 'emails', 'cards', 'national_ids'] as const;
+export type RedactionKind = (typeof REDACTION_KINDS)[number];
 
 export const REDACTED_TEXT = '[redacted]';
 
-/** Seven or more digits, optionally with a leading + and single spaces, dots or dashes between. */
-const PHONE = /\+?\d(?:[ .-]?\d){6,}/g;
-
-function maskPhones(text: string): string {
-  return text.replace(PHONE, (found) => found.replace(/\d/g, '#'));
-}
+const masksAnything = (o: RedactOptions) => o.phones || o.emails || o.cards || o.nationalIds;
 
 /**
- * The event as it is recorded: texts and captions replaced, or phone numbers masked in texts and
- * names (record.redact). Pure; returns the same object when nothing is to be redacted.
+ * The event as it is recorded (record.redact): texts and captions replaced, and/or e-mail
+ * addresses, card numbers, NIKs and phone numbers masked in texts, captions and names
+ * (base/personal-data.ts says how each is recognised). Pure; returns the same object when nothing
+ * is to be redacted.
  */
 export function redactEvent(event: ConversationEvent, options: RedactOptions): ConversationEvent {
-  if (!options.texts && !options.phones) return event;
-  const text = (value: string) =>
-    options.texts && value !== '' ? REDACTED_TEXT : options.phones ? maskPhones(value) : value;
-  const name = (value: string | null) => (value !== null && options.phones ? maskPhones(value) : value);
+  const masking = masksAnything(options);
+  if (!options.texts && !masking) return event;
+  const mask = (value: string) => (masking ? maskPersonalData(value, options) : value);
+  const text = (value: string) => (options.texts && value !== '' ? REDACTED_TEXT : mask(value));
+  const name = (value: string | null) => (value === null ? null : mask(value));
   return {
     ...event,
     text: text(event.text),
@@ -32,6 +39,14 @@ export function redactEvent(event: ConversationEvent, options: RedactOptions): C
   };
 }
 
-export function redactedFields(options: RedactOptions): ('texts' | 'phones')[] {
-  return [...(options.texts ? (['texts'] as const) : []), ...(options.phones ? (['phones'] as const) : [])];
+/** The redactions a recorded line says it had (`redacted`), as config names. */
+export function redactedFields(options: RedactOptions): RedactionKind[] {
+  const on: Record<RedactionKind, boolean> = {
+    texts: options.texts,
+    phones: options.phones,
+    emails: options.emails,
+    cards: options.cards,
+    national_ids: options.nationalIds,
+  };
+  return REDACTION_KINDS.filter((kind) => on[kind]);
 }

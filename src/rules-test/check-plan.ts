@@ -12,11 +12,12 @@ export interface CheckFailure {
 }
 
 /**
- * Compares a plan with a case's `expect` (pure). Each check that fails gives one failure with a
+ * Compares a plan with a case's `expect` (pure; `tagsAfterEvent`: the conversation's tags after the
+ * plan, sorted, for `expect.tags`). Each check that fails gives one failure with a
  * readable diff: matched lines are shown with two spaces, wanted-but-missing with `-`, got-but-not-
  * wanted with `+`.
  */
-export function checkPlan(expect: Expect, plan: Plan): CheckFailure[] {
+export function checkPlan(expect: Expect, plan: Plan, tagsAfterEvent?: readonly string[]): CheckFailure[] {
   const failures: CheckFailure[] = [];
   const matched = plan.matched.map((m) => m.rule);
   if (expect.matched !== undefined && !sameList(expect.matched, matched)) {
@@ -53,6 +54,12 @@ export function checkPlan(expect: Expect, plan: Plan): CheckFailure[] {
   if (expect.actions_include !== undefined) {
     const diff = includedActionsDiff(expect.actions_include, plan.actions);
     if (diff !== null) failures.push({ check: 'actions_include (in order)', diff });
+  }
+  if (expect.tags !== undefined && tagsAfterEvent !== undefined) {
+    const want = [...new Set(expect.tags)].sort();
+    if (!sameList(want, tagsAfterEvent)) {
+      failures.push({ check: 'tags after the event (any order)', diff: listDiff(want, tagsAfterEvent) });
+    }
   }
   if (expect.blocked !== undefined) {
     const blocked = plan.blockedReplies.map((b) => b.actionId);
@@ -119,6 +126,10 @@ export function matches(matcher: ActionMatcher, action: PlannedAction): boolean 
   if (m.destination !== undefined && (action.type !== 'forward' || action.destination !== m.destination)) {
     return false;
   }
+  if (m.tags !== undefined) {
+    if (action.type !== 'tag' && action.type !== 'untag') return false;
+    if (!sameList([...new Set(m.tags)].sort(), [...action.tags].sort())) return false;
+  }
   return true;
 }
 
@@ -128,6 +139,7 @@ function describeMatcher(matcher: ActionMatcher): string {
   if (matcher.id !== undefined) parts.push(`[${matcher.id}]`);
   if (matcher.rule !== undefined) parts.push(`rule ${matcher.rule}`);
   if (matcher.destination !== undefined) parts.push(`to ${matcher.destination}`);
+  if (matcher.tags !== undefined) parts.push(matcher.tags.join(', '));
   if (matcher.text !== undefined) parts.push(JSON.stringify(matcher.text));
   if (matcher.text_contains !== undefined) parts.push(`containing ${JSON.stringify(matcher.text_contains)}`);
   return parts.join(' ');
@@ -143,6 +155,10 @@ export function describeAction(action: PlannedAction): string {
       return head;
     case 'forward':
       return `${head} to ${action.destination}`;
+    case 'tag':
+      return `${head} ${action.tags.join(', ')}${action.forMs !== null ? ` for ${formatDuration(action.forMs)}` : ''}`;
+    case 'untag':
+      return `${head} ${action.tags.join(', ')}`;
     case 'reply':
       return 'text' in action.message
         ? `${head} ${JSON.stringify(action.message.text)}`

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { FactsJsonSchema } from '../record/recorded-event.js';
+import { tagNameSchema } from '../rules/tags.js';
 
 /**
  * The schema of rule test files (`*.rules-test.yaml`, issue 15). Tests live in their own files
@@ -10,7 +11,7 @@ import { FactsJsonSchema } from '../record/recorded-event.js';
  * config/rules-test.schema.json (`convo-bridge schema --tests`).
  */
 
-const ACTION_TYPES = ['note', 'need_human', 'reply', 'forward', 'timer'] as const;
+const ACTION_TYPES = ['note', 'need_human', 'reply', 'forward', 'tag', 'untag', 'timer'] as const;
 
 export const ActionMatcherSchema = z.union([
   z.enum(ACTION_TYPES).describe('Shorthand for { type: ... }.'),
@@ -22,6 +23,7 @@ export const ActionMatcherSchema = z.union([
       text: z.string().optional().describe('Exact text of a note or a text reply.'),
       text_contains: z.string().optional().describe('Part of the text of a note, reply or media caption.'),
       destination: z.string().optional().describe('forward: the destination name.'),
+      tags: z.array(tagNameSchema).optional().describe('tag, untag: exactly these tags (any order).'),
     })
     .describe('Fields given must match; fields left out match anything.'),
 ]);
@@ -53,6 +55,12 @@ export const ExpectSchema = z
       .optional()
       .describe(
         'With burst: the number of messages in each burst the debounced rules were evaluated on, in the order the bursts end.',
+      ),
+    tags: z
+      .array(tagNameSchema)
+      .optional()
+      .describe(
+        "Exactly these tags after the event, in any order: the case's facts.tags in force at now, changed by the plan's tag and untag actions (use [] for none).",
       ),
   })
   .refine((e) => Object.keys(e).length > 0, { error: 'expect needs at least one check' });

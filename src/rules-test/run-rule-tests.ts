@@ -9,6 +9,7 @@ import { resolveEventInput } from '../record/event-input.js';
 import { factsFromJson } from '../record/recorded-event.js';
 import { evaluateRules } from '../rules/evaluate-rules.js';
 import type { ConversationFacts } from '../rules/plan.js';
+import { sortedNames, tagsAfter } from '../rules/tags.js';
 import { checkBursts, planBurstCase } from './burst-case.js';
 import { checkNames } from './check-names.js';
 import { type CheckFailure, checkPlan } from './check-plan.js';
@@ -111,10 +112,11 @@ export async function runRuleTestFile(
     const { line } = locatePath(document, ['cases', index]);
     const where = `${file}:${line}`;
     try {
-      const { plan, runs } = await evaluateCase(testCase, data.now, file, index, business);
+      const { plan, runs, facts, now } = await evaluateCase(testCase, data.now, file, index, business);
+      const tags = sortedNames(tagsAfter(facts.tags, plan.actions, now));
       const failures = [
         ...checkNames(testCase.expect, known),
-        ...checkPlan(testCase.expect, plan),
+        ...checkPlan(testCase.expect, plan, tags),
         ...checkBursts(testCase.expect, runs),
       ];
       cases.push({ name: testCase.name, where, failures });
@@ -171,8 +173,8 @@ async function evaluateCase(
       : (input.value.facts ?? { lastCustomerMessageAt: null, isFirstCustomerMessage: false, onceMarks: {} });
   const burst = planBurstCase(testCase, event, business.rules, facts);
   if (typeof burst === 'string') throw new RuleTestFileError(burst);
-  if (burst !== null) return { ...burst, event, now };
-  return { plan: evaluateRules(business.rules, event, facts, now), runs: undefined, event, now };
+  if (burst !== null) return { ...burst, event, now, facts };
+  return { plan: evaluateRules(business.rules, event, facts, now), runs: undefined, event, now, facts };
 }
 
 async function readTestFile(file: string) {

@@ -3,6 +3,7 @@ import { type Burst, type BurstSettings, groupBursts, messageTime } from './burs
 import type { CompiledRules } from './compile-rules.js';
 import { evaluateBurstRule } from './evaluate-rules.js';
 import type { ConversationFacts, Plan } from './plan.js';
+import { applyTagChange, type TagChange } from './tags.js';
 
 /** One burst of a debounced rule, evaluated when it ends. */
 export interface BurstRun {
@@ -38,6 +39,7 @@ export function planBursts(
   ends.sort((a, b) => a.grouped.dueAt - b.grouped.dueAt || a.index - b.index);
   const onceMarks = { ...facts.onceMarks };
   const cooldowns = { ...(facts.cooldowns ?? {}) };
+  const tags = new Map<string, number | null>(Object.entries(facts.tags ?? {}));
   const runs: BurstRun[] = [];
   for (const { index, settings, grouped } of ends) {
     const rule = rules.rules[index];
@@ -57,11 +59,13 @@ export function planBursts(
         isFirstCustomerMessage: facts.isFirstCustomerMessage && burst.firstEventKey === messages[0]?.key,
         onceMarks: { ...onceMarks },
         cooldowns: { ...cooldowns },
+        tags: Object.fromEntries(tags),
       },
       at,
     );
     for (const action of plan.actions) {
       if (action.type === 'reply' && action.once !== null) onceMarks[action.once.key] = at.toISOString();
+      if (action.type === 'tag' || action.type === 'untag') applyTagChange(tags, action as TagChange, dueAt);
     }
     for (const matched of plan.matched) {
       if (matched.cooldownMs !== null) cooldowns[matched.rule] = at.toISOString();

@@ -8,6 +8,7 @@ import { createKeywordIndexBuilder, type KeywordIndex, type KeywordIndexBuilder 
 import type { RuleOutcome } from './plan.js';
 import type { ActionConfig, ConditionConfig, TimerClock } from './rule-schema.js';
 import type { ChannelConfig, ChannelKind, RuleConfig, RulesSettings } from './rules-settings-schema.js';
+import { TAG_MODES, type TagMode } from './tags.js';
 import { type CompiledTemplate, compileTemplate } from './template.js';
 
 /**
@@ -27,7 +28,8 @@ export type CompiledCondition =
   | { type: 'flag'; flag: 'has_media' | 'need_human' | 'first_message'; value: boolean }
   | { type: 'business_hours'; want: 'open' | 'closed' }
   | { type: 'keywords'; mode: 'any' | 'all'; keywords: { id: number; text: string }[] }
-  | { type: 'regex'; source: string; re: RE2JS };
+  | { type: 'regex'; source: string; re: RE2JS }
+  | { type: 'tags'; mode: TagMode; tags: string[] };
 
 export type CompiledAction =
   | { type: 'note'; template: CompiledTemplate }
@@ -46,6 +48,8 @@ export type CompiledAction =
       replyToMessage: boolean;
     }
   | { type: 'forward'; destination: string }
+  | { type: 'tag'; tags: string[]; forMs: number | null }
+  | { type: 'untag'; tags: string[] }
   | {
       type: 'after';
       delayMs: number;
@@ -92,6 +96,11 @@ export interface CompiledRules {
   /** Indexes of the debounced rules (issue 28), whose bursts each customer message joins. */
   bursts: number[];
   byKind: Readonly<Record<EventKind, KindTable>>;
+  /**
+   * Some rule tests, sets or shows tags (rules/tags.ts): forwards then carry the tags as planned.
+   * False: nothing about tags costs anything per event.
+   */
+  usesTags: boolean;
 }
 
 export interface CompileProblem {
@@ -184,6 +193,10 @@ function compileAction(
         return null;
       }
       return { type: 'forward', destination: action.destination };
+    case 'tag':
+      return { type: 'tag', tags: action.tags, forMs: action.forMs };
+    case 'untag':
+      return { type: 'untag', tags: action.tags };
     case 'reply':
       return compileReply(action.reply, path, uses, problems);
     case 'after':
@@ -319,6 +332,7 @@ export function compileRules(config: RulesSettings): { rules: CompiledRules; pro
       windowClosing: rules.filter((r) => r.windowClosingBeforeMs !== null).map((r) => r.index),
       bursts: rules.filter((r) => r.burst !== null).map((r) => r.index),
       byKind,
+      usesTags: rules.some(ruleUsesTags) || whenClosed.some(actionUsesTags),
     },
     problems: ctx.problems,
   };
@@ -439,6 +453,12 @@ function compileCondition(cond: ConditionConfig, path: Path, ctx: ConditionConte
       items.push({ type: 'regex', source: regex, re: RE2JS.compile(regex) });
     }
   }
+  if (cond.tags) {
+    for (const mode of TAG_MODES) {
+      const tags = cond.tags[mode];
+      if (tags) items.push({ type: 'tags', mode, tags: [...new Set(tags)] });
+    }
+  }
   if (cond.all)
     items.push({ type: 'all', items: cond.all.map((c, k) => compileCondition(c, [...path, 'all', k], ctx)) });
   if (cond.any)
@@ -544,6 +564,32 @@ function buildKindTable(kind: EventKind, rules: readonly CompiledRule[], index: 
     }
   }
   return { defaults, always, gated };
+}
+
+function conditionUsesTags(cond: CompiledCondition): boolean {
+  if (cond.type === 'tags') return true;
+  if (cond.type === 'all' || cond.type === 'any') return cond.items.some(conditionUsesTags);
+  return cond.type === 'not' && conditionUsesTags(cond.item);
+}
+
+function actionUsesTags(action: CompiledAction): boolean {
+  switch (action.type) {
+    case 'tag':
+    case 'untag':
+      return true;
+    case 'after':
+      return action.actions.some(actionUsesTags);
+    case 'note':
+      return action.template.fields.includes('tags');
+    case 'reply':
+      return [action.text, action.media?.caption].some((t) => t?.fields.includes('tags') === true);
+    default:
+      return false;
+  }
+}
+
+function ruleUsesTags(rule: CompiledRule): boolean {
+  return (rule.condition !== null && conditionUsesTags(rule.condition)) || rule.actions.some(actionUsesTags);
 }
 
 function hasReply(actions: readonly CompiledAction[]): boolean {

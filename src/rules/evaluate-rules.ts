@@ -21,6 +21,7 @@ import type {
   RuleOutcome,
 } from './plan.js';
 import { replyWindow } from './reply-window.js';
+import { applyTagChange, liveTags, renderTags, sortedNames, tagsTest } from './tags.js';
 import { renderTemplate, type TemplateContext } from './template.js';
 
 /**
@@ -64,6 +65,7 @@ export function evaluateRules(
       lastCustomerMessageAt: lastCustomerMessageAt(event, facts),
       hours: undefined,
       blockedReplies,
+      tags: undefined,
     };
     for (const index of candidates) {
       const rule = rules.rules[index];
@@ -142,6 +144,24 @@ interface EvalContext {
   lastCustomerMessageAt: Date | null;
   hours: BusinessHoursState | undefined;
   blockedReplies: BlockedReply[];
+  /**
+   * The conversation's tags as this evaluation sees them (built on first use): those in force at
+   * the event's start, changed by the tag and untag actions planned so far, in plan order.
+   */
+  tags: Map<string, number | null> | undefined;
+}
+
+function tagView(ctx: EvalContext): Map<string, number | null> {
+  ctx.tags ??= liveTags(ctx.facts.tags, ctx.now.getTime());
+  return ctx.tags;
+}
+
+/** A tag or untag planned for the event is seen by later actions and rules (docs/rules.md#tags). */
+function applyPlanned(ctx: EvalContext, planned: PlannedAction[]): PlannedAction[] {
+  for (const p of planned) {
+    if (p.type === 'tag' || p.type === 'untag') applyTagChange(tagView(ctx), p, ctx.now.getTime());
+  }
+  return planned;
 }
 
 interface MatchInfo {
@@ -199,6 +219,7 @@ export function evaluateBurstRule(
     lastCustomerMessageAt: lastCustomerMessageAt(event, facts),
     hours: undefined,
     blockedReplies,
+    tags: undefined,
   };
   const actions: PlannedAction[] = [];
   const { outcome } = evaluateRule(rule, ctx, actions);
@@ -253,7 +274,7 @@ function evaluateRule(
         return;
       }
     }
-    planned.push(...planAction(action, id, rule, ctx, templateContext, notes, true));
+    planned.push(...applyPlanned(ctx, planAction(action, id, rule, ctx, templateContext, notes, true)));
   });
   if (planned.length === 0 && suppressed.length > 0) {
     return { outcome: notMatched(rule, suppressed.join('; ')), stops: false };
@@ -337,6 +358,9 @@ function buildTemplateContext(rule: CompiledRule, ctx: EvalContext, match: Match
     burst: ctx.burst
       ? { count: ctx.burst.count, text: burstText(ctx.burst), firstAt: ctx.burst.firstAt }
       : undefined,
+    get tags() {
+      return renderTags(tagView(ctx));
+    },
   };
 }
 
@@ -358,8 +382,22 @@ function planAction(
       return [{ id, rule: rule.name, type: 'note', text: renderTemplate(action.template, tc) }];
     case 'need_human':
       return [{ id, rule: rule.name, type: 'need_human' }];
-    case 'forward':
-      return [{ id, rule: rule.name, type: 'forward', destination: action.destination }];
+    case 'forward': {
+      const tags = topLevel && ctx.rules.usesTags ? { tags: sortedNames(tagView(ctx)) } : {};
+      return [{ id, rule: rule.name, type: 'forward', destination: action.destination, ...tags }];
+    }
+    case 'tag': {
+      // A timer's tags count their for: from when it fires (the worker), the event's from now.
+      const expiresAt =
+        topLevel && action.forMs !== null
+          ? { expiresAt: new Date(ctx.now.getTime() + action.forMs).toISOString() }
+          : {};
+      return [
+        { id, rule: rule.name, type: 'tag', tags: [...action.tags], forMs: action.forMs, ...expiresAt },
+      ];
+    }
+    case 'untag':
+      return [{ id, rule: rule.name, type: 'untag', tags: [...action.tags] }];
     case 'after': {
       const children = action.actions.flatMap((child, j) =>
         planAction(child, `${id}.${j}`, rule, ctx, tc, notes, false),
@@ -398,10 +436,13 @@ function planAction(
     }
     case 'reply': {
       const state = replyWindow(ctx.rules, ctx.event.channel, ctx.lastCustomerMessageAt, ctx.now);
-      const whenClosed = ctx.rules.replyWindow.whenClosed.flatMap((closedAction, j) =>
-        planAction(closedAction, `${id}~closed.${j}`, rule, ctx, tc, notes, false),
-      );
-      if (topLevel && state.applies && !state.open) {
+      const closedNow = topLevel && state.applies && !state.open;
+      // Planned in the reply's place now, their tags are seen by the actions after them.
+      const whenClosed = ctx.rules.replyWindow.whenClosed.flatMap((closedAction, j) => {
+        const list = planAction(closedAction, `${id}~closed.${j}`, rule, ctx, tc, notes, false);
+        return closedNow ? applyPlanned(ctx, list) : list;
+      });
+      if (closedNow) {
         const since =
           state.closedForMs === null
             ? 'no customer message known'
@@ -518,6 +559,8 @@ function evaluateCondition(cond: CompiledCondition, ctx: EvalContext, match: Mat
       const shown = hits.map((h) => `'${h.text}'`).join(', ');
       return { ok: true, reason: `text has keyword${hits.length > 1 ? 's' : ''} ${shown}` };
     }
+    case 'tags':
+      return tagsTest(cond.mode, cond.tags, tagView(ctx));
     case 'regex': {
       const matcher = cond.re.matcher(ctx.text);
       if (!matcher.find()) return { ok: false, reason: `text does not match regex /${cond.source}/` };

@@ -2,8 +2,17 @@ import { formatDuration } from '../base/duration.js';
 import type { ConversationEvent } from '../events/conversation-event.js';
 import type { Plan, PlannedAction } from './plan.js';
 
-/** The plan as `convo-bridge explain` prints it for people. */
-export function formatPlan(plan: Plan, event: ConversationEvent, now: Date, timezoneLabel: string): string {
+/**
+ * The plan as `convo-bridge explain` prints it for people; `tags`, when the rules or the facts have
+ * tags: the conversation's tags before the event and after its plan (rules/tags.ts).
+ */
+export function formatPlan(
+  plan: Plan,
+  event: ConversationEvent,
+  now: Date,
+  timezoneLabel: string,
+  tags?: { before: readonly string[]; after: readonly string[] },
+): string {
   const lines: string[] = [];
   const where = [event.channel.engine, event.channel.id].filter((v) => v !== null && v !== '').join(' ');
   lines.push(
@@ -11,6 +20,7 @@ export function formatPlan(plan: Plan, event: ConversationEvent, now: Date, time
   );
   if (event.text !== '') lines.push(`text: ${JSON.stringify(truncate(event.text, 200))}`);
   lines.push(`now: ${now.toISOString()} (${timezoneLabel})`);
+  if (tags) lines.push(`tags: ${tags.before.length > 0 ? tags.before.join(', ') : '(none)'}`);
   lines.push('');
   lines.push('rules:');
   const width = Math.min(32, Math.max(4, ...plan.outcomes.map((o) => o.rule.length)));
@@ -28,6 +38,10 @@ export function formatPlan(plan: Plan, event: ConversationEvent, now: Date, time
       describeAction(action, `${i + 1}.`, '  ', lines);
     });
   }
+  if (tags) {
+    lines.push('');
+    lines.push(`tags after the event: ${tags.after.length > 0 ? tags.after.join(', ') : '(none)'}`);
+  }
   lines.push('');
   lines.push('(explain only plans: nothing was sent)');
   return `${lines.join('\n')}\n`;
@@ -43,7 +57,17 @@ export function describeAction(action: PlannedAction, number: string, indent: st
       lines.push(`${head} mark the conversation as needing a human`);
       return;
     case 'forward':
-      lines.push(`${head} forward the event to destination "${action.destination}"`);
+      lines.push(
+        `${head} forward the event to destination "${action.destination}"${action.tags !== undefined ? ` with tags [${action.tags.join(', ')}]` : ''}`,
+      );
+      return;
+    case 'tag':
+      lines.push(
+        `${head} tag the conversation: ${action.tags.join(', ')}${action.forMs !== null ? ` for ${formatDuration(action.forMs)}${action.expiresAt !== undefined ? ` (until ${action.expiresAt})` : ''}` : ''}`,
+      );
+      return;
+    case 'untag':
+      lines.push(`${head} untag the conversation: ${action.tags.join(', ')}`);
       return;
     case 'timer': {
       const unless = action.unless.length > 0 ? `, cancelled by ${action.unless.join(' or ')}` : '';

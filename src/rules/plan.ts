@@ -13,6 +13,11 @@ export interface ConversationFacts {
   onceMarks: Record<string, string>;
   /** Rule name -> ISO time it last fired (rules with `cooldown`). */
   cooldowns?: Record<string, string>;
+  /**
+   * Tag -> when it expires (ms since epoch), null for never (rules/tags.ts). Expired ones may be
+   * present: the evaluator ignores them.
+   */
+  tags?: Readonly<Record<string, number | null>>;
 }
 
 export interface RuleOutcome {
@@ -64,7 +69,24 @@ export type PlannedAction = {
       /** reply_window.when_closed rendered for this event, for the worker's re-check before sending. */
       whenClosed: PlannedAction[];
     }
-  | { type: 'forward'; destination: string }
+  | {
+      type: 'forward';
+      destination: string;
+      /**
+       * The conversation's tags when the forward was planned (sorted), set when the rules use tags;
+       * absent (a timer's forward, or rules without tags): the worker sends those in force then.
+       */
+      tags?: string[];
+    }
+  | {
+      type: 'tag';
+      tags: string[];
+      /** How long the tags last; null: until untagged. */
+      forMs: number | null;
+      /** ISO: when they expire, fixed at planning for an action of the event itself (not a timer's). */
+      expiresAt?: string;
+    }
+  | { type: 'untag'; tags: string[] }
   | {
       type: 'timer';
       delayMs: number;

@@ -5,6 +5,7 @@ import { EVENT_KINDS, type EventKind } from '../events/conversation-event.js';
 import { burstFieldIssues, burstSettingsOf } from './burst-rule-fields.js';
 import { engineValueProblem } from './engine-values.js';
 import { normalizeWords } from './normalize-text.js';
+import { type TagsConditionConfig, tagListSchema, tagsConditionSchema } from './tags.js';
 
 /**
  * The YAML shape of the rules language (snake_case as written). Validation of structure, value
@@ -84,6 +85,7 @@ export interface ConditionConfig {
   text?: z.output<typeof textConditionSchema> | undefined;
   business_hours?: 'open' | 'closed' | undefined;
   first_message?: boolean | undefined;
+  tags?: TagsConditionConfig | undefined;
   all?: ConditionConfig[] | undefined;
   any?: ConditionConfig[] | undefined;
   not?: ConditionConfig | undefined;
@@ -100,6 +102,7 @@ const CONDITION_KEYS = [
   'text',
   'business_hours',
   'first_message',
+  'tags',
   'all',
   'any',
   'not',
@@ -119,6 +122,7 @@ export const conditionSchema: z.ZodType<ConditionConfig> = z
         text: textConditionSchema.optional(),
         business_hours: z.enum(['open', 'closed']).optional(),
         first_message: z.boolean().optional(),
+        tags: tagsConditionSchema.optional(),
         all: z.array(conditionSchema).min(1, { error: 'must list at least one condition' }).optional(),
         any: z.array(conditionSchema).min(1, { error: 'must list at least one condition' }).optional(),
         not: conditionSchema.optional(),
@@ -189,6 +193,8 @@ export type ActionConfig =
   | { type: 'need_human' }
   | { type: 'reply'; reply: ReplyConfig }
   | { type: 'forward'; destination: string }
+  | { type: 'tag'; tags: string[]; forMs: number | null }
+  | { type: 'untag'; tags: string[] }
   | {
       type: 'after';
       delayMs: number;
@@ -210,13 +216,17 @@ export const CLOCK_TRIGGERS = ['window_closing'] as const;
 export type ClockTrigger = (typeof CLOCK_TRIGGERS)[number];
 export type RuleTrigger = EventKind | ClockTrigger;
 
-const ACTION_KINDS = ['note', 'need_human', 'reply', 'forward', 'after'] as const;
+const ACTION_KINDS = ['note', 'need_human', 'reply', 'forward', 'tag', 'untag', 'after'] as const;
+const SIMPLE_ACTION_KINDS = ACTION_KINDS.filter((k) => k !== 'after');
 
 const simpleActionShape = {
   note: z.string().min(1, { error: 'must not be empty' }).optional(),
   need_human: z.literal(true, { error: 'write need_human: true' }).optional(),
   reply: replySchema.optional(),
   forward: nonEmpty.optional(),
+  tag: tagListSchema.optional().describe('Tag the conversation (a name or a list); see for:.'),
+  untag: tagListSchema.optional().describe('Remove tags from the conversation (a name or a list).'),
+  for: durationSchema.optional().describe('With tag: how long the tags last (default: until untag).'),
 };
 
 function toAction(a: {
@@ -224,11 +234,42 @@ function toAction(a: {
   need_human?: true | undefined;
   reply?: ReplyConfig | undefined;
   forward?: string | undefined;
+  tag?: string[] | undefined;
+  untag?: string[] | undefined;
+  for?: number | undefined;
 }): ActionConfig {
   if (a.note !== undefined) return { type: 'note', text: a.note };
   if (a.need_human !== undefined) return { type: 'need_human' };
   if (a.reply !== undefined) return { type: 'reply', reply: a.reply };
+  if (a.tag !== undefined) return { type: 'tag', tags: a.tag, forMs: a.for ?? null };
+  if (a.untag !== undefined) return { type: 'untag', tags: a.untag };
   return { type: 'forward', destination: a.forward ?? '' };
+}
+
+const MAX_TAG_FOR_MS = 365 * 86_400_000;
+
+/** `for:` belongs to `tag:` and must be above 0 (a tag that ends as it is set is never seen). */
+function checkTagFor(a: { tag?: unknown; for?: number | undefined }, ctx: z.RefinementCtx): void {
+  if (a.for === undefined) return;
+  if (a.tag === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['for'],
+      message: 'for: belongs to tag: (how long the tags last): write { tag: vip, for: 24h }',
+    });
+  } else if (a.for === 0) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['for'],
+      message: 'a tag for 0 is never seen: give a duration above 0 (e.g. for: 24h), or leave for: out',
+    });
+  } else if (a.for > MAX_TAG_FOR_MS) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['for'],
+      message: `a tag lasts at most 365d (a conversation's state is kept 30 days after its last customer message anyway): use a shorter for:, or leave it out (until untag)`,
+    });
+  }
 }
 
 function exactlyOneKind(present: readonly string[], allowed: readonly string[], ctx: z.RefinementCtx): void {
@@ -247,8 +288,9 @@ function exactlyOneKind(present: readonly string[], allowed: readonly string[], 
 export const simpleActionSchema = z
   .strictObject(simpleActionShape)
   .superRefine((a, ctx) => {
-    const present = ACTION_KINDS.filter((k) => k !== 'after' && a[k] !== undefined);
-    exactlyOneKind(present, ACTION_KINDS.slice(0, 4), ctx);
+    const present = SIMPLE_ACTION_KINDS.filter((k) => a[k] !== undefined);
+    exactlyOneKind(present, SIMPLE_ACTION_KINDS, ctx);
+    checkTagFor(a, ctx);
   })
   .transform(toAction)
   .meta({ id: 'simple_action' });
@@ -268,6 +310,7 @@ export const actionSchema = z
   .superRefine((a, ctx) => {
     const present = ACTION_KINDS.filter((k) => a[k] !== undefined);
     exactlyOneKind(present, ACTION_KINDS, ctx);
+    checkTagFor(a, ctx);
     if (a.after !== undefined && a.then === undefined) {
       ctx.addIssue({
         code: 'custom',

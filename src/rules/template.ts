@@ -19,6 +19,8 @@ export interface TemplateContext {
   conversation: { id: string | null };
   /** A debounced rule's burst (issue 28): the messages, their text, when the first was received. */
   burst?: { count: number; text: string; firstAt: string } | undefined;
+  /** The conversation's tags, sorted and comma-separated ("gold, vip"; rules/tags.ts). */
+  tags?: string;
 }
 
 type Getter = (ctx: TemplateContext) => string | number | boolean | null | undefined;
@@ -55,6 +57,7 @@ const FIELDS: ReadonlyMap<string, Getter> = new Map<string, Getter>([
   ['burst.count', (c) => c.burst?.count],
   ['burst.text', (c) => c.burst?.text],
   ['burst.first_at', (c) => c.burst?.firstAt],
+  ['tags', (c) => c.tags],
 ]);
 
 export const TEMPLATE_ROOTS = [
@@ -65,6 +68,7 @@ export const TEMPLATE_ROOTS = [
   'window',
   'conversation',
   'burst',
+  'tags',
 ] as const;
 export const TEMPLATE_FIELDS: readonly string[] = [...FIELDS.keys()];
 
@@ -122,6 +126,8 @@ function unknownFieldMessage(path: string): string {
     return `unknown template variable {{${path}}}: "${root}" is not one of ${TEMPLATE_ROOTS.join(', ')}`;
   }
   const known = TEMPLATE_FIELDS.filter((f) => f.startsWith(`${root}.`));
+  if (known.length === 0)
+    return `unknown template variable {{${path}}}: {{${root}}} has no fields: write {{${root}}}`;
   return `unknown template variable {{${path}}}: ${root} has ${known.map((f) => `{{${f}}}`).join(', ')}`;
 }
 

@@ -1,17 +1,19 @@
 import type { ConversationEvent } from '../events/conversation-event.js';
 import type { BridgeKeys } from '../queue/redis-keys.js';
 import type { RedisClient } from '../redis/redis-client.js';
+import { defineRedisScript } from '../redis/redis-script.js';
 import type { ConversationFacts, HistoryMessage } from './ports.js';
 
 /**
  * What the bridge remembers about a conversation so that rules can be decided without asking the
  * platform each time: when the customer last wrote (for the 24-hour window), whether a first
- * message was seen, when once-per-conversation actions and rules with a cooldown last ran, and
- * which texts were sent moments ago. All of it lives in ONE hash per conversation
+ * message was seen, when once-per-conversation actions and rules with a cooldown last ran,
+ * which texts were sent moments ago, and its tags (rules/tags.ts). All of it lives in ONE hash per conversation
  * (`keys.conversation`, field prefixes below) so a run reads it with one command. Events of one
- * conversation are processed one at a time (order gate), so read-modify-write is safe here.
+ * conversation are processed one at a time (order gate), so read-modify-write is safe here. It
+ * expires `retention.conversations` after the last customer message (store-ttls.ts), never
+ * earlier than a pending timer it registers is due.
  */
-export const FACTS_TTL_SECONDS = 30 * 24 * 3600;
 
 /** Field names and prefixes of the conversation hash. */
 export const CONVERSATION_FIELDS = {
@@ -26,6 +28,8 @@ export const CONVERSATION_FIELDS = {
   sentId: 'S:',
   /** Rule name -> its open burst of customer messages (bursts/burst-store.ts, issue 28). */
   burst: 'B:',
+  /** Tag -> ms when it expires, '0' for never (rules/tags.ts, exactly-once/tag-actions.ts; issue 28). */
+  tag: 'G:',
 } as const;
 
 export interface SendChain {
@@ -55,6 +59,8 @@ export interface StoredFacts {
   recentChains: Record<string, SendChain>;
   /** Message id -> ms when the bridge sent it (to recognise the platform's echo of it). */
   sentIds: Record<string, number>;
+  /** Tag -> ms when it expires, null for never; expired ones too (ignored when read, deleted when the event leaves). */
+  tags: Record<string, number | null>;
 }
 
 function parseDate(value: string | undefined): Date | null {
@@ -74,6 +80,7 @@ export function toStoredFacts(hash: Record<string, string> | readonly unknown[])
   const recentlySent: Record<string, number> = {};
   const recentChains: Record<string, SendChain> = {};
   const sentIds: Record<string, number> = {};
+  const tags: Record<string, number | null> = {};
   for (const [field, value] of Object.entries(fields)) {
     const prefix = field.slice(0, 2);
     if (prefix === CONVERSATION_FIELDS.once) onceMarks[field.slice(2)] = value;
@@ -83,6 +90,7 @@ export function toStoredFacts(hash: Record<string, string> | readonly unknown[])
       recentlySent[field.slice(2)] = mark.at;
       if (mark.chain) recentChains[field.slice(2)] = mark.chain;
     } else if (prefix === CONVERSATION_FIELDS.sentId) sentIds[field.slice(2)] = Number(value);
+    else if (prefix === CONVERSATION_FIELDS.tag) tags[field.slice(2)] = parseTagExpiry(value);
   }
   return {
     lastCustomerMessageAt: parseDate(fields.lastIn),
@@ -93,7 +101,15 @@ export function toStoredFacts(hash: Record<string, string> | readonly unknown[])
     recentlySent,
     recentChains,
     sentIds,
+    tags,
   };
+}
+
+/** A tag field's value: ms since epoch, '0' for never; anything else reads as expired (0). */
+function parseTagExpiry(value: string): number | null {
+  if (value === '0') return null;
+  const ms = Number(value);
+  return Number.isSafeInteger(ms) && ms > 0 ? ms : 0;
 }
 
 /**
@@ -137,6 +153,17 @@ export function withCustomerMessage(stored: StoredFacts, event: ConversationEven
   return next;
 }
 
+/**
+ * Sets fields of a conversation hash and gives it the conversation's expiry, unless it has a
+ * longer one already (a pending timer's registration keeps it past the timer's due time).
+ * KEYS: conversation hash. ARGV: ttl ms, then fields and values.
+ */
+const SET_FIELDS_LUA = `
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[1]) then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+`;
+const setFieldsScript = defineRedisScript<null>('ConversationSetFields', 1, SET_FIELDS_LUA);
+
 /** Learns the last customer message time from history (the bridge started after it). */
 export async function learnFromHistory(
   redis: RedisClient,
@@ -144,6 +171,7 @@ export async function learnFromHistory(
   conversationId: string,
   history: AsyncIterable<HistoryMessage>,
   currentMessageId: string | null,
+  ttlSeconds: number,
 ): Promise<{ lastCustomerMessageAt: Date | null; earlierCustomerMessages: number }> {
   let last: Date | null = null;
   let earlier = 0;
@@ -156,7 +184,7 @@ export async function learnFromHistory(
   const key = keys.conversation(conversationId);
   const fields: Record<string, string> = { historyChecked: '1' };
   if (last) fields.lastIn = last.toISOString();
-  await redis.multi().hset(key, fields).expire(key, FACTS_TTL_SECONDS).exec();
+  await setFieldsScript(redis, [key], [ttlSeconds * 1000, ...Object.entries(fields).flat()]);
   return { lastCustomerMessageAt: last, earlierCustomerMessages: earlier };
 }
 
@@ -168,6 +196,7 @@ export function factsForEvaluation(stored: StoredFacts, event: ConversationEvent
       event.kind === 'message_in' && (stored.firstEventKey === null || stored.firstEventKey === event.key),
     onceMarks: stored.onceMarks,
     cooldowns: stored.cooldowns,
+    tags: stored.tags,
   };
 }
 

@@ -2,9 +2,13 @@ import { Queue, type Worker } from 'bullmq';
 import pino, { type Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { settleWithin } from '../base/settle-within.js';
-import type { WorkerSettings } from '../config/config-schema.js';
+import {
+  parseRetentionSettings,
+  type RetentionSettings,
+  type WorkerSettings,
+} from '../config/config-schema.js';
 import { bullmqTelemetry } from '../observe/trace-context.js';
-import { bridgeJobOptions } from '../queue/job-options.js';
+import { bridgeJobOptions, eventStreamOptions } from '../queue/job-options.js';
 import { createKeyLayout, type KeyLayout } from '../queue/key-layout.js';
 import { type BridgeKeys, QUEUE_NAMES } from '../queue/redis-keys.js';
 import { closeConnection } from '../redis/close-connection.js';
@@ -27,6 +31,9 @@ import type { WorkerBusiness } from './businesses/worker-business.js';
 import type { PlatformErrorClassifier } from './failures/classify-failure.js';
 import type { EventRecorder, ForwardPort, PlatformPort, RulesPort } from './ports.js';
 import { createEventSlots } from './processor/event-slots.js';
+import { type RetentionSweep, startRetentionSweep } from './retention-sweep.js';
+import type { ShadowCandidate } from './shadow/shadow-observer.js';
+import { storeTtls } from './store-ttls.js';
 
 interface CommonWorkerOptions {
   /** One Redis by URL, or `topology` (Sentinel, Cluster) instead. */
@@ -40,6 +47,12 @@ interface CommonWorkerOptions {
    * builds one from a partial section). `shards`: the shards this process consumes (null: all).
    */
   settings: WorkerSettings;
+  /**
+   * The config's `retention:` section as validated (default: the schema's; `parseRetentionSettings`
+   * builds one from a partial section): what the queues keep of done jobs, and the expiries of the
+   * keys the runs write.
+   */
+  retention?: RetentionSettings;
   logger?: Logger;
   registry?: Registry;
   now?: () => Date;
@@ -55,6 +68,8 @@ interface OneBusinessOptions {
   metrics?: WorkerMetrics;
   /** Set when events are recorded (`record.enabled`): builds the recorder on the command connection. */
   makeRecorder?: (redis: RedisClient, keys: BridgeKeys) => EventRecorder;
+  /** The shadow rules in force (issue 28; undefined while off, hot reload swaps what this returns). */
+  shadow?: () => ShadowCandidate | undefined;
   businesses?: undefined;
 }
 
@@ -80,6 +95,11 @@ export interface BridgeWorker {
   start(): Promise<void>;
   /** True while the workers run and are not paused. */
   isRunning(): boolean;
+  /**
+   * Jobs this process's workers have finished (completed or failed) since it started: readiness
+   * tells a stalled worker by it, now that done jobs are not kept in Redis to be counted.
+   */
+  finishedJobs(): number;
   /** A worker of several businesses: serve these from now on (hot reload; see BusinessTable). */
   setBusinesses(businesses: readonly WorkerBusiness[]): void;
   /** Each business served: paused (for how long) and jobs running here. */
@@ -109,8 +129,9 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
       `the worker consumes no shard: check worker.shards (${shards.join(', ')}); shards are numbered 0 to ${layout.shards - 1}`,
     );
   }
+  const retention = options.retention ?? parseRetentionSettings();
   const connections = new WorkerConnections(topology, log);
-  const queues = openQueues(layout, connections.queues, settings);
+  const queues = openQueues(layout, connections.queues, settings, retention);
   const consumed = shards ? queues.filter((q) => shards.includes(q.shard.index)) : queues;
   const allQueues = queues.flatMap((q) => [q.events, q.timers]);
   const shared: SharedWorkerParts = {
@@ -121,17 +142,33 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
     slots: createEventSlots(settings.concurrency),
     now: options.now ?? (() => new Date()),
     settings,
+    ttls: storeTtls(retention),
     log,
   };
   const table = businessTableFor(options, shared);
   const workers: Worker[] = [];
+  const finished = { count: 0 };
   for (const q of consumed) {
     const tag = layout.shards > 1 ? `-${q.shard.index}` : '';
     const prefix = q.shard.queuePrefix;
     workers.push(
-      ...createShardWorkers({ table, shard: q.shard.index, prefix, tag, connections, settings, log }),
+      ...createShardWorkers({
+        table,
+        shard: q.shard.index,
+        prefix,
+        tag,
+        connections,
+        settings,
+        retention,
+        onFinished: () => {
+          finished.count += 1;
+        },
+        log,
+      }),
     );
   }
+  // Started with the workers: nothing touches Redis before the key layout is checked.
+  let sweep: RetentionSweep | undefined;
   const first = consumed[0] as ShardQueues;
 
   let closing: Promise<void> | undefined;
@@ -147,17 +184,29 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
           .catch((error: unknown) => log.error({ err: String(error) }, 'worker stopped unexpectedly'));
       }
       await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+      if (closing === undefined) {
+        sweep ??= startRetentionSweep(
+          connections.queues,
+          consumed.flatMap((q) => [q.events, q.timers]),
+          retention,
+          log,
+        );
+      }
     },
     isRunning() {
       return workers.every((worker) => worker.isRunning() && !worker.isPaused());
     },
+    finishedJobs: () => finished.count,
     setBusinesses(businesses) {
       if (!table.many) throw new Error('this worker serves one business: it was built without businesses');
       table.set(businesses);
     },
     businessStatus: () => table.status(),
     close(graceMs = 25_000, redisGone?: AbortSignal) {
-      closing ??= closeWorker(workers, allQueues, connections, graceMs, log, redisGone);
+      sweep?.stop();
+      closing ??= closeWorker(workers, allQueues, connections, graceMs, log, redisGone, () =>
+        table.flushShadow(),
+      );
       return closing;
     },
   };
@@ -179,21 +228,35 @@ function businessTableFor(options: BridgeWorkerOptions, shared: SharedWorkerPart
     forwarder: options.forwarder,
     rules: options.rules,
     ...(options.makeRecorder ? { makeRecorder: options.makeRecorder } : {}),
+    ...(options.shadow ? { shadow: options.shadow } : {}),
   };
   return new BusinessTable(shared, metrics, false, [one]);
 }
 
-/** Every shard's queues, consumed here or not, on one shared connection. */
-function openQueues(layout: KeyLayout, connection: RedisClient, settings: WorkerSettings): ShardQueues[] {
+/**
+ * Every shard's queues, consumed here or not, on one shared connection. Both write the length of
+ * their BullMQ event stream (`retention.event_stream`) to the queue's meta hash when made.
+ */
+function openQueues(
+  layout: KeyLayout,
+  connection: RedisClient,
+  settings: WorkerSettings,
+  retention: RetentionSettings,
+): ShardQueues[] {
   return layout.all.map((shard) => ({
     shard,
-    events: new Queue(QUEUE_NAMES.events, { connection, prefix: shard.queuePrefix }),
+    events: new Queue(QUEUE_NAMES.events, {
+      connection,
+      prefix: shard.queuePrefix,
+      ...eventStreamOptions(retention),
+    }),
     timers: new Queue(QUEUE_NAMES.timers, {
       connection,
       prefix: shard.queuePrefix,
       // Tracing on: a timer's job carries the context of the event that set it (issue 14).
       ...bullmqTelemetry(),
-      defaultJobOptions: bridgeJobOptions({ attempts: settings.attempts }),
+      ...eventStreamOptions(retention),
+      defaultJobOptions: bridgeJobOptions(settings.attempts, retention),
     }),
   }));
 }
@@ -214,6 +277,8 @@ async function closeWorker(
   graceMs: number,
   log: Logger,
   redisGone: AbortSignal | undefined,
+  /** Writes what the workers kept in memory (shadow rules counts), once they take no more jobs. */
+  flush: () => Promise<void>,
 ): Promise<void> {
   const closing = Promise.all(workers.map((worker) => worker.close(graceMs <= 0)));
   const waited = await settleWithin(closing, graceMs > 0 ? graceMs : CLOSE_STEP_MS, redisGone);
@@ -224,6 +289,7 @@ async function closeWorker(
       'Redis went away while in-flight jobs were finishing: not waiting for them (they will be retried)',
     );
   }
+  if (waited !== 'aborted') await settleWithin(flush(), CLOSE_STEP_MS);
   await settleWithin(Promise.allSettled(allQueues.map((queue) => queue.close())), CLOSE_STEP_MS);
   await Promise.all(connections.all().map((connection) => closeConnection(connection, CLOSE_STEP_MS)));
   if (waited !== 'settled') {

@@ -1,4 +1,5 @@
 import type { ConversationEvent } from '../events/conversation-event.js';
+import type { ForwardBody } from '../forward/forward-body.js';
 import type { Burst, BurstSettings } from '../rules/burst.js';
 import type { ConversationFacts, Plan, PlannedAction } from '../rules/plan.js';
 
@@ -85,7 +86,15 @@ export interface TimerScheduler {
     dueLocal?: string;
     clock?: 'wall' | 'business';
     trigger?: 'window_closing';
-  }): Promise<void>;
+    /**
+     * An earlier run of this action registered the timer and was cut off before it recorded the
+     * timer as set: keep a registration that is there, but register nothing new (no registration
+     * means the timer fired or was cancelled since, and its done job is gone: issue 27).
+     */
+    resumed?: boolean;
+    /** Called once the timer is registered and before its job is added (the run records `started`). */
+    onRegistered?: () => Promise<void>;
+  }): Promise<'scheduled' | 'gone'>;
 }
 
 /** One action's fate in this run, for logs, metrics, the job's return value and dead letters. */
@@ -101,7 +110,7 @@ export interface ActionReport {
 
 /** Sends a canonical event to a named destination (CRM); signs it and owns its own short retries. */
 export interface ForwardPort {
-  forward(destination: string, body: unknown, idempotencyKey: string): Promise<{ status: number }>;
+  forward(destination: string, body: ForwardBody, idempotencyKey: string): Promise<{ status: number }>;
 }
 
 /**

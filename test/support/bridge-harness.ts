@@ -158,6 +158,11 @@ export interface ExampleEdits {
   timer?: string;
   /** A `worker:` section appended to the file. */
   worker?: Record<string, string | number>;
+  /**
+   * A `retention:` section (before `rules:`): a test that reads what a done job returned keeps
+   * done jobs (`done_events: 1h`), as an operator debugging would; the default removes them.
+   */
+  retention?: Record<string, string | number>;
   /** Rules appended after the example's four. */
   extraRules?: string;
 }
@@ -180,6 +185,13 @@ export async function exampleConfig(edits: ExampleEdits): Promise<string> {
     text += `worker:\n${Object.entries(edits.worker)
       .map(([k, v]) => `  ${k}: ${v}`)
       .join('\n')}\n`;
+  }
+  if (edits.retention) {
+    // Before `rules:`, so that a test may still append rules to the end of the file.
+    const section = `retention:\n${Object.entries(edits.retention)
+      .map(([k, v]) => `  ${k}: ${v}`)
+      .join('\n')}\n`;
+    text = text.replace(/^rules:\n/m, () => `${section}rules:\n`);
   }
   return text;
 }

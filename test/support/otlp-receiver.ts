@@ -70,6 +70,8 @@ function attributesOf(list: OtlpAttribute[] | undefined): Record<string, unknown
  */
 export async function startOtlpReceiver() {
   const spans: ReceivedSpan[] = [];
+  /** Every export as it arrived (decoded JSON text): events, status messages and all. */
+  const bodies: string[] = [];
   let exports = 0;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -85,7 +87,9 @@ export async function startOtlpReceiver() {
         res.writeHead(415).end();
         return;
       }
-      const data = JSON.parse(body.toString('utf8')) as OtlpExport;
+      const text = body.toString('utf8');
+      bodies.push(text);
+      const data = JSON.parse(text) as OtlpExport;
       exports += 1;
       for (const resource of data.resourceSpans ?? []) {
         const service = String(attributesOf(resource.resource?.attributes)['service.name'] ?? '');
@@ -115,6 +119,7 @@ export async function startOtlpReceiver() {
     /** The base address, as OTEL_EXPORTER_OTLP_ENDPOINT takes it. */
     url: `http://127.0.0.1:${port}`,
     spans,
+    bodies,
     /** How many export requests arrived. */
     exports: () => exports,
     close: () =>

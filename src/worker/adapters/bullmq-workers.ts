@@ -1,7 +1,8 @@
 import { type Job, Worker } from 'bullmq';
 import type { Logger } from 'pino';
-import type { WorkerSettings } from '../../config/config-schema.js';
+import type { RetentionSettings, WorkerSettings } from '../../config/config-schema.js';
 import { bullmqTelemetry } from '../../observe/trace-context.js';
+import { keptJobs } from '../../queue/job-options.js';
 import { QUEUE_NAMES } from '../../queue/redis-keys.js';
 import type { RedisClient } from '../../redis/redis-client.js';
 import type { BusinessTable } from '../businesses/business-table.js';
@@ -25,29 +26,43 @@ export function createShardWorkers(input: {
   tag: string;
   connections: WorkerConnections;
   settings: WorkerSettings;
+  retention: RetentionSettings;
+  /** Called each time a job completes or fails. */
+  onFinished: () => void;
   log: Logger;
 }): Worker[] {
-  const { table, shard, prefix, tag, connections, settings, log } = input;
+  const { table, shard, prefix, tag, connections, settings, retention, log } = input;
   const eventsWorker = new Worker(
     QUEUE_NAMES.events,
     (job, token) => table.processEvent(job, token, shard),
-    workerOptions(connections.forWorker(`events${tag}`), prefix, settings),
+    workerOptions(connections.forWorker(`events${tag}`), prefix, settings, retention),
   );
   const timersWorker = new Worker(
     QUEUE_NAMES.timers,
     (job, token) => table.processTimer(job, token, shard),
-    workerOptions(connections.forWorker(`timers${tag}`), prefix, settings),
+    workerOptions(connections.forWorker(`timers${tag}`), prefix, settings, retention),
   );
   track(eventsWorker, 'events', table, log);
   track(timersWorker, 'timers', table, log);
+  for (const worker of [eventsWorker, timersWorker]) {
+    worker.on('completed', input.onFinished);
+    worker.on('failed', input.onFinished);
+  }
   return [eventsWorker, timersWorker];
 }
 
-function workerOptions(connection: RedisClient, prefix: string, settings: WorkerSettings) {
+function workerOptions(
+  connection: RedisClient,
+  prefix: string,
+  settings: WorkerSettings,
+  retention: RetentionSettings,
+) {
   return {
     connection,
     prefix,
     ...bullmqTelemetry(),
+    // For jobs added without their own (a dead letter's replay): what `retention:` keeps of them.
+    ...keptJobs(retention),
     concurrency: settings.concurrency,
     autorun: false,
     lockDuration: settings.lockDurationMs,

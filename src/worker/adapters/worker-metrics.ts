@@ -25,6 +25,10 @@ export interface WorkerMetrics {
   platformLatency: HistogramLike<'operation'>;
   eventLatency: HistogramLike<never>;
   authFailing: GaugeLike;
+  /** Shadow rules (issue 28): events whose candidate plan differs from the active one, per rule. */
+  shadowDifferences: CounterLike<'rule'>;
+  /** Shadow rules: events the candidate rules were evaluated for. */
+  shadowEvents: CounterLike<never>;
 }
 
 /** The registered metrics of a bridge of several businesses, each labelled `business` (issue 26). */
@@ -109,6 +113,18 @@ export function createWorkerMetrics(
       labelNames: [...extra],
       registers,
     }),
+    shadowDifferences: new Counter({
+      name: 'convo_bridge_shadow_differences_total',
+      help: 'Shadow rules (shadow:): events on which the candidate rules would have done something else than the active rules, by rule.',
+      labelNames: ['rule', ...extra],
+      registers,
+    }),
+    shadowEvents: new Counter({
+      name: 'convo_bridge_shadow_events_total',
+      help: 'Shadow rules (shadow:): events the candidate rules were evaluated for, beside the active rules.',
+      labelNames: [...extra],
+      registers,
+    }),
   };
   if (!options.byBusiness) return metrics;
   const views = new Map<string, WorkerMetrics>();
@@ -147,5 +163,7 @@ function businessView(
     platformLatency: histogram(metrics.platformLatency as Histogram<string>),
     eventLatency: histogram(metrics.eventLatency as Histogram<string>),
     authFailing: { set: (value) => metrics.authFailing.set({ business }, value) },
+    shadowDifferences: counter(metrics.shadowDifferences as Counter<string>),
+    shadowEvents: counter(metrics.shadowEvents as Counter<string>),
   };
 }

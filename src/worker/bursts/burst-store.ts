@@ -14,7 +14,6 @@ import {
   messageTime,
 } from '../../rules/burst.js';
 import { CONVERSATION_FIELDS } from '../conversation-facts.js';
-import { RUN_TTL_SECONDS } from '../exactly-once/execute-actions.js';
 
 /**
  * Where an open burst lives (issue 28): a registration in the conversation hash, field
@@ -174,6 +173,8 @@ local function burst_note(conv, found, arg)
       started[#started + 1] = r[2]
     end
   end
+  -- The hash outlives every open burst, whatever retention.conversations says.
+  if redis.call('PTTL', conv) < s.w then redis.call('PEXPIRE', conv, s.w) end
   return started
 end
 `;
@@ -209,6 +210,8 @@ export function burstArg(event: ConversationEvent, rules: readonly BurstRule[]):
     m: messageHasMedia(event) ? 1 : 0,
     e: JSON.stringify(keptLastEvent(event)),
     r: rules.map((r) => [r.rule, `bu-${randomUUID().replaceAll('-', '')}`, r.settings.unless.join(',')]),
+    // ms the conversation hash must live at least: the longest max_wait and an hour.
+    w: Math.max(...rules.map((r) => r.settings.maxWaitMs)) + 3_600_000,
   };
   return { arg: JSON.stringify(arg), rules };
 }
@@ -249,7 +252,15 @@ export type BurstClaim =
 export async function claimBurst(
   redis: RedisClient,
   keys: BridgeKeys,
-  input: { conversationId: string; rule: string; burstId: string; settings: BurstSettings; now: number },
+  input: {
+    conversationId: string;
+    rule: string;
+    burstId: string;
+    settings: BurstSettings;
+    now: number;
+    /** The expiry of the run state it moves to (a run not finished: store-ttls.ts). */
+    runSeconds: number;
+  },
 ): Promise<BurstClaim> {
   const [kind, value] = await claimScript(
     redis,
@@ -260,7 +271,7 @@ export async function claimBurst(
       input.now,
       input.settings.debounceMs,
       input.settings.maxWaitMs,
-      RUN_TTL_SECONDS,
+      input.runSeconds,
     ],
   );
   if (kind === 'wait') return { kind: 'wait', dueAt: Number(value) };
@@ -279,12 +290,13 @@ export async function readTakenBurst(
   return json === null ? undefined : parseStoredBurst(json);
 }
 
-/** A fired burst is done: its run hash goes (a dead letter keeps it for a replay). */
+/** A fired burst is done: its run hash goes (a dead letter keeps it this long for a replay). */
 export async function releaseBurst(
   redis: RedisClient,
   keys: BridgeKeys,
   burstId: string,
-  keepRun: boolean,
+  keepRunSeconds: number,
 ): Promise<void> {
-  if (!keepRun) await redis.del(keys.run(burstId));
+  if (keepRunSeconds > 0) await redis.expire(keys.run(burstId), keepRunSeconds);
+  else await redis.del(keys.run(burstId));
 }

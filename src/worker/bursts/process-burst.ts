@@ -50,6 +50,7 @@ export async function processBurstJob(
       burstId: data.burstId,
       settings: data,
       now: Date.now(),
+      runSeconds: deps.ttls.unfinishedRunSeconds,
     });
     if (claim.kind === 'wait') {
       // A message extended the burst: sleep until the customer has been quiet long enough.
@@ -88,13 +89,20 @@ async function runBurst(
   log: EventProcessorDeps['log'],
 ): Promise<BurstJobResult> {
   const actions: ActionReport[] = [];
-  const release = (keepRun = true) => releaseBurst(deps.redis, deps.keys, data.burstId, keepRun);
+  // A dead letter keeps the burst's run state (the burst, its ledger) as long as itself, for a replay.
+  const release = (keepRunSeconds = deps.ttls.deadLetterRunSeconds) =>
+    releaseBurst(deps.redis, deps.keys, data.burstId, keepRunSeconds);
   let state: RunState | undefined;
   try {
     let facts: StoredFacts;
     [facts, state] = await Promise.all([
       loadFacts(deps.redis, deps.keys, data.conversationId),
-      RunState.load(deps.redis, deps.keys.run(data.burstId), deps.keys.conversation(data.conversationId)),
+      RunState.load(
+        deps.redis,
+        deps.keys.run(data.burstId),
+        deps.keys.conversation(data.conversationId),
+        deps.ttls.unfinishedRunSeconds,
+      ),
     ]);
     const rules = deps.rules();
     let plan: FrozenPlan;
@@ -130,7 +138,7 @@ async function runBurst(
       actions,
     );
     await state.flush();
-    await release(false);
+    await release(0);
     log.info(
       { messages: burst.count, matched: plan.matched.length, actions: reports.length },
       'burst evaluated',
@@ -155,6 +163,7 @@ export function burstFacts(stored: StoredFacts, burst: Burst): ConversationFacts
     isFirstCustomerMessage: stored.firstEventKey === null || stored.firstEventKey === burst.firstEventKey,
     onceMarks: stored.onceMarks,
     cooldowns: stored.cooldowns,
+    tags: stored.tags,
   };
 }
 

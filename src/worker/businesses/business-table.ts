@@ -13,6 +13,8 @@ import type { EventSlots } from '../processor/event-slots.js';
 import { type EventJobResult, processEventJob } from '../processor/process-event.js';
 import { processTimerJob, type TimerJobResult } from '../processor/process-timer.js';
 import type { BatchDeps, EventProcessorDeps } from '../processor/processor-deps.js';
+import { createShadowObserver, type ShadowObserver } from '../shadow/shadow-observer.js';
+import type { StoreTtls } from '../store-ttls.js';
 import { createTimerScheduler } from '../timers/timers.js';
 import type { WorkerBusiness } from './worker-business.js';
 
@@ -37,6 +39,8 @@ export interface SharedWorkerParts {
   slots: EventSlots;
   now: () => Date;
   settings: WorkerSettings;
+  /** The expiries of the keys the runs write (from `retention:`). */
+  ttls: StoreTtls;
   log: Logger;
 }
 
@@ -72,6 +76,8 @@ export class BusinessTable {
   /** Per shard, what a batch's events are run with (rebuilt when the businesses change). */
   private readonly batches = new Map<number, BatchDeps>();
   private readonly warnedAt = new Map<string, number>();
+  /** Every shadow observer made (one per business context), flushed when the worker closes. */
+  private readonly shadows = new Set<ShadowObserver>();
 
   constructor(
     private readonly shared: SharedWorkerParts,
@@ -132,6 +138,11 @@ export class BusinessTable {
     if (!('forBusiness' in this.metrics)) return this.metrics;
     const business = businessOf(job);
     return typeof business === 'string' ? this.metrics.forBusiness(business) : undefined;
+  }
+
+  /** Writes the shadow rules counts still in memory (the worker's close, before its connections go). */
+  async flushShadow(): Promise<void> {
+    await Promise.all([...this.shadows].map((shadow) => shadow.flush()));
   }
 
   status(): BusinessStatus[] {
@@ -217,6 +228,18 @@ export class BusinessTable {
     }
     const log = id === null ? shared.log : shared.log.child({ business: id });
     const recorder = business.makeRecorder?.(shared.redis, layout.global);
+    const shadow = business.shadow
+      ? createShadowObserver({
+          redis: shared.redis,
+          keys: layout.global,
+          candidate: business.shadow,
+          metrics: metrics
+            ? { differences: metrics.shadowDifferences, events: metrics.shadowEvents }
+            : undefined,
+          log,
+        })
+      : undefined;
+    if (shadow) this.shadows.add(shadow);
     const deps = new Map<number, EventProcessorDeps>();
     for (const q of shared.consumed) {
       const keys = (layout.all[q.shard.index] ?? layout.all[0])?.keys ?? layout.global;
@@ -230,13 +253,21 @@ export class BusinessTable {
         classifyPlatformError: business.classifyPlatformError,
         forwarder: business.forwarder,
         rules: business.rules,
-        timers: createTimerScheduler(shared.redis, keys, q.timers, shared.now),
+        timers: createTimerScheduler(
+          shared.redis,
+          keys,
+          q.timers,
+          shared.now,
+          shared.ttls.conversationSeconds,
+        ),
         slots: shared.slots,
         now: shared.now,
         settings: shared.settings,
+        ttls: shared.ttls,
         failurePolicy: {
           redis: shared.redis,
           keys: layout.global,
+          deadLetterSeconds: shared.ttls.deadLetterSeconds,
           // A 429 or a credentials failure of a bridge of one business pauses every shard: they
           // all call the same platform. With several, only this business pauses (its gate).
           queues: shared.allQueues,
@@ -253,6 +284,7 @@ export class BusinessTable {
         },
         log,
         ...(recorder ? { recorder } : {}),
+        ...(shadow ? { shadow } : {}),
       });
     }
     return { business, deps, gate };

@@ -2,6 +2,7 @@ import type { BridgeKeys } from '../../queue/redis-keys.js';
 import type { RedisClient } from '../../redis/redis-client.js';
 import type { PlatformErrorClassifier } from '../failures/classify-failure.js';
 import type { EventRecorder, ForwardPort, PlatformPort, RulesPort } from '../ports.js';
+import type { ShadowCandidate } from '../shadow/shadow-observer.js';
 
 /**
  * What the worker runs one business's jobs with (issue 26): its platform (with its own
@@ -18,4 +19,6 @@ export interface WorkerBusiness {
   readonly rules: () => RulesPort;
   /** Set when its events are recorded (`record.enabled`): builds the recorder on the command connection. */
   readonly makeRecorder?: (redis: RedisClient, keys: BridgeKeys) => EventRecorder;
+  /** Its shadow rules in force now (issue 28; undefined while off, hot reload swaps what this returns). */
+  readonly shadow?: () => ShadowCandidate | undefined;
 }

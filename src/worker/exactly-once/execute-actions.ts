@@ -19,7 +19,7 @@ import { beginSend, markOnce, markSent, rememberSentId, sentTextKey } from './se
  */
 export type { ExecutionContext } from './execution-context.js';
 export { echoProbe } from './own-sends.js';
-export { RUN_TTL_SECONDS, RunState } from './run-state.js';
+export { RunState } from './run-state.js';
 export { staleSentMarks } from './sent-marks.js';
 
 /**
@@ -64,11 +64,14 @@ function record(ctx: ExecutionContext, id: string, entry: LedgerEntry): void {
 /**
  * Actions whose repetition does no harm: marking need-human (the platform treats a repeat as
  * success), a forward (it carries a stable `webhook-id` for the receiver to dedupe), a timer (its
- * job id is derived from the action). They need no `started` record: if a run dies mid-call, the
- * next run simply does them again. Notes and replies do need it (see action-ledger.ts).
+ * job id is derived from the action, and it records `started` itself once registered, so that a
+ * repeat after its job is done and gone adds nothing: perform-action.ts), a tag or untag (a field
+ * of the conversation hash, written with the ledger entry that says it is done; tag-actions.ts).
+ * They need no `started` record before the call: if a run dies mid-call, the next run simply does
+ * them again. Notes and replies do need it (see action-ledger.ts).
  */
 function isIdempotent(action: PlannedAction): boolean {
-  return action.type === 'need_human' || action.type === 'forward' || action.type === 'timer';
+  return action.type !== 'note' && action.type !== 'reply';
 }
 
 function claimedMessageIds(ledger: Map<string, LedgerEntry>): Set<string> {
@@ -94,7 +97,8 @@ async function runOne(
     return withDetail({ ...base, state: decision.state }, previous?.detail);
   }
 
-  if (decision.kind === 'reconcile') {
+  // A timer left `started` is not looked for in history: its registration says (perform-action.ts).
+  if (decision.kind === 'reconcile' && action.type !== 'timer') {
     const verdict = reconcileAgainstHistory(
       action,
       decision.startedAt,

@@ -1,7 +1,9 @@
 import type { PlannedAction } from '../ports.js';
+import { begin } from './action-ledger.js';
 import type { ExecutionContext } from './execution-context.js';
 import { replyWindowVerdict } from './reply-window-verdict.js';
 import { markOnce } from './sent-marks.js';
+import { forwardTags, performTagAction } from './tag-actions.js';
 
 export async function replySkipReason(
   action: Extract<PlannedAction, { type: 'reply' }>,
@@ -68,13 +70,27 @@ export async function perform(action: PlannedAction, ctx: ExecutionContext): Pro
       return result.messageId ? `message ${result.messageId}` : undefined;
     }
     case 'forward': {
-      const body = { type: 'convo_bridge.event', rule: action.rule, action: action.id, event: ctx.event };
+      const body = {
+        type: 'convo_bridge.event' as const,
+        rule: action.rule,
+        action: action.id,
+        event: ctx.event,
+        tags: forwardTags(action, ctx),
+      };
       const result = await ctx.forwarder.forward(action.destination, body, `${ctx.scope}|${action.id}`);
       return `HTTP ${result.status}`;
     }
+    case 'tag':
+    case 'untag':
+      return performTagAction(action, ctx);
     case 'timer': {
       const timerId = ctx.timerIdFor(ctx.scope, action.id);
-      await ctx.timers.schedule({
+      // Done jobs are not kept (issue 27, retention.done_events), so the job id alone does not stop
+      // a repeat from setting a timer that already fired: `started` is recorded once the timer is
+      // registered, and a run that finds it (an earlier run was cut off) keeps a registration but
+      // never makes a new one: no registration means the timer fired or was cancelled since.
+      const previous = ctx.state.ledger.get(action.id);
+      const outcome = await ctx.timers.schedule({
         timerId,
         conversationId,
         delayMs: action.delayMs,
@@ -83,8 +99,12 @@ export async function perform(action: PlannedAction, ctx: ExecutionContext): Pro
         event: ctx.event,
         rule: action.rule,
         ...timerTimes(action),
+        resumed: previous?.state === 'started',
+        onRegistered: () => ctx.state.commit(action.id, begin(previous, Date.now())),
       });
-      return `timer ${timerId}`;
+      return outcome === 'gone'
+        ? `timer ${timerId} (fired or cancelled since an earlier run)`
+        : `timer ${timerId}`;
     }
   }
 }

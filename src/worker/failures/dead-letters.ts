@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ConvoBridgeError } from '../../base/errors.js';
 import type { BridgeKeys } from '../../queue/redis-keys.js';
 import type { RedisClient } from '../../redis/redis-client.js';
+import { DEFAULT_STORE_TTLS } from '../store-ttls.js';
 
 /**
  * Dead letters: events (or timers) that exhausted their attempts, or whose actions the platform
@@ -39,14 +40,24 @@ export class DeadLetterNotFoundError extends ConvoBridgeError {
   }
 }
 
-/** How long dead letters are kept (they are meant to be looked at, not to pile up forever). */
-const DEAD_LETTER_TTL_SECONDS = 30 * 24 * 3600;
-
-export async function addDeadLetter(redis: RedisClient, keys: BridgeKeys, entry: DeadLetter): Promise<void> {
+/**
+ * Stores a dead letter for `ttlSeconds` (`retention.dead_letters`: they are meant to be looked at,
+ * not to pile up forever). The index drops the ids of entries that have expired since (by their
+ * time: bounded by what expired, each id once) and expires with the last entry.
+ */
+export async function addDeadLetter(
+  redis: RedisClient,
+  keys: BridgeKeys,
+  entry: DeadLetter,
+  ttlSeconds: number = DEFAULT_STORE_TTLS.deadLetterSeconds,
+): Promise<void> {
+  const failedAt = Date.parse(entry.failedAt);
   await redis
     .multi()
-    .set(keys.dead(entry.id), JSON.stringify(entry), 'EX', DEAD_LETTER_TTL_SECONDS)
-    .zadd(keys.deadIndex, Date.parse(entry.failedAt), entry.id)
+    .set(keys.dead(entry.id), JSON.stringify(entry), 'EX', ttlSeconds)
+    .zadd(keys.deadIndex, failedAt, entry.id)
+    .zremrangebyscore(keys.deadIndex, '-inf', `(${failedAt - ttlSeconds * 1000}`)
+    .expire(keys.deadIndex, ttlSeconds)
     .exec();
 }
 

@@ -26,6 +26,8 @@ export interface FailurePolicySettings {
 export interface FailurePolicyDeps {
   redis: RedisClient;
   keys: BridgeKeys;
+  /** How long a dead letter is kept (`retention.dead_letters`). */
+  deadLetterSeconds: number;
   queues: Queue[];
   settings: FailurePolicySettings;
   log: Logger;
@@ -159,7 +161,7 @@ export async function deadLetter(
     actions: context.actions.map((a) => (a.detail === undefined ? { id: a.id, state: a.state } : a)),
     replays: typeof job.data?.replay === 'number' ? job.data.replay : 0,
   };
-  await addDeadLetter(deps.redis, deps.keys, entry);
+  await addDeadLetter(deps.redis, deps.keys, entry, deps.deadLetterSeconds);
   await context.release();
   deps.onDeadLetter?.(entry);
   deps.log.error(

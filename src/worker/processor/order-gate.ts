@@ -81,11 +81,14 @@ export function memberJobId(member: string): string {
 
 /**
  * A finished (or dead-lettered) event leaves its conversation's order, and the conversation hash
- * gets what the run learnt (sent texts, once-marks, cooldowns) minus stale sent-text marks; the
- * run's own state (plan, ledger) is deleted or, for a dead letter, kept for a replay.
+ * gets what the run learnt (sent texts, once-marks, cooldowns, tags) minus stale sent-text marks,
+ * expired tags and the run's untags; the run's own state (plan, ledger) is deleted or, for a dead
+ * letter, kept for a replay.
  * KEYS: order zset, conversation hash, run hash, delayed zset of the queue.
  * ARGV: member, run ttl seconds (0: delete the run's state), conversation ttl seconds (0: leave
- * it), number of fields to set, then the fields and values, then the fields to delete.
+ * it; else given to the hash, never shortening it, so that a timer this run set keeps its
+ * registration until it is due), number of fields to set, then the fields and values, then the
+ * fields to delete.
  * Returns the new head ('' when none) and whether its job is parked in the delayed set.
  */
 const LEAVE_LUA = `
@@ -95,13 +98,14 @@ if nset > 0 then
   local args = {}
   for i = 5, 4 + 2 * nset do args[#args + 1] = ARGV[i] end
   redis.call('HSET', KEYS[2], unpack(args))
-  if tonumber(ARGV[3]) > 0 then redis.call('EXPIRE', KEYS[2], ARGV[3]) end
 end
 if #ARGV > 4 + 2 * nset then
   local dels = {}
   for i = 5 + 2 * nset, #ARGV do dels[#dels + 1] = ARGV[i] end
   redis.call('HDEL', KEYS[2], unpack(dels))
 end
+local ttl = tonumber(ARGV[3]) * 1000
+if ttl > 0 and redis.call('PTTL', KEYS[2]) < ttl then redis.call('PEXPIRE', KEYS[2], ttl) end
 if tonumber(ARGV[2]) > 0 then redis.call('EXPIRE', KEYS[3], ARGV[2]) else redis.call('DEL', KEYS[3]) end
 local head = redis.call('ZRANGE', KEYS[1], 0, 0)[1]
 if not head then return {'', 0} end
@@ -120,7 +124,11 @@ export interface LeaveInput {
   member: string;
   /** Keep the run's state this long (a dead letter keeps its ledger for a replay); 0 deletes it. */
   keepRunSeconds: number;
-  /** Give the conversation hash this TTL when fields are set (it did not exist before the run); 0: leave it. */
+  /**
+   * Give the conversation hash this TTL (it did not exist before the run: what the run wrote to it,
+   * here or in a flush on the way, must not stay forever) unless it has a longer one (a timer the
+   * run set); 0: leave it.
+   */
   conversationTtlSeconds: number;
   set: Record<string, string>;
   remove: readonly string[];

@@ -20,7 +20,8 @@ export async function planEvent(
   deps: EventProcessorDeps,
 ): Promise<FrozenPlan> {
   let facts = prepared.facts;
-  // What the plan was evaluated with, for the recorder (undefined when a frozen plan was read back).
+  // What the plan was evaluated with, for the recorder and the shadow rules (undefined when a frozen
+  // plan was read back, or neither is on).
   let evaluated: { now: Date; facts: ConversationFacts; blocked: string[] } | undefined;
   const evaluate = async (): Promise<Plan> => {
     const now = deps.now();
@@ -40,6 +41,7 @@ export async function planEvent(
         conversationId,
         deps.platform.history(conversationId),
         event.messageId,
+        deps.ttls.conversationSeconds,
       );
       facts = {
         ...facts,
@@ -55,7 +57,7 @@ export async function planEvent(
       if (facts.firstEventKey === 'history') prepared.state.stageConversation('firstIn', 'history');
       planned = rules.evaluate(event, factsForEvaluation(facts, event), now);
     }
-    if (deps.recorder) {
+    if (deps.recorder || deps.shadow?.enabled()) {
       const blocked = planned.blockedReplies.map((b) => b.actionId);
       evaluated = { now, facts: factsForEvaluation(facts, event), blocked };
     }
@@ -78,6 +80,8 @@ export async function planEvent(
     };
     if (plan.actions.length > 0) prepared.state.stagePlan(JSON.stringify(plan));
     deps.onPlanFrozen?.(planned);
+    // Shadow rules (issue 28): the candidate's plan from the same facts, compared, never acted on.
+    if (evaluated) deps.shadow?.observe({ event, facts: evaluated.facts, now: evaluated.now, plan: planned });
   }
 
   deps.onPlan?.(plan, event.kind);

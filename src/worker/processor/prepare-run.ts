@@ -3,13 +3,9 @@ import type { BridgeKeys } from '../../queue/redis-keys.js';
 import type { RedisClient } from '../../redis/redis-client.js';
 import { defineRedisScript } from '../../redis/redis-script.js';
 import { BURST_LUA, type BurstArg, type BurstRule } from '../bursts/burst-store.js';
-import {
-  FACTS_TTL_SECONDS,
-  type StoredFacts,
-  toStoredFacts,
-  withCustomerMessage,
-} from '../conversation-facts.js';
+import { type StoredFacts, toStoredFacts, withCustomerMessage } from '../conversation-facts.js';
 import { echoProbe, RunState } from '../exactly-once/execute-actions.js';
+import type { StoreTtls } from '../store-ttls.js';
 import { GATE_LUA, type GateDecision } from './order-gate.js';
 
 /**
@@ -133,6 +129,8 @@ export interface PrepareInput {
    * a customer message's burst argument when its rules are debounced (bursts/burst-store.ts).
    */
   events: readonly { event: ConversationEvent; member: string; keys?: BridgeKeys; burst?: BurstArg }[];
+  /** The conversation hash's expiry after a customer message, and a new run state's. */
+  ttls: Pick<StoreTtls, 'conversationSeconds' | 'unfinishedRunSeconds'>;
 }
 
 function pairs(flat: unknown): Record<string, string> {
@@ -167,7 +165,7 @@ export async function prepareEvents(
     input.ghostGraceMs,
     input.jobId,
     input.replay ? '1' : '0',
-    FACTS_TTL_SECONDS,
+    input.ttls.conversationSeconds,
   ];
   for (const { event, member, keys: own, burst } of input.events) {
     const c = event.conversationId ?? '';
@@ -199,7 +197,13 @@ export async function prepareEvents(
           startedBursts: startedPairs(started),
           burstRules: burst?.rules ?? [],
           ownSend: echo === 1,
-          state: new RunState(redis, k.run(event.key), k.conversation(c), pairs(run)),
+          state: new RunState(
+            redis,
+            k.run(event.key),
+            k.conversation(c),
+            pairs(run),
+            input.ttls.unfinishedRunSeconds,
+          ),
         };
       }
       case 'skip':

@@ -1,9 +1,9 @@
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
+import { describeIssuePaths } from '../../base/issue-paths.js';
 import { traceEventRun } from '../../observe/trace-context.js';
 import { type BatchedEvent, type EventBatchData, EventBatchDataSchema } from '../../queue/event-job.js';
 import { eventId, orderMember } from '../../queue/redis-keys.js';
 import { burstArg } from '../bursts/burst-store.js';
-import { RUN_TTL_SECONDS } from '../exactly-once/execute-actions.js';
 import { jobRetryDelay } from '../failures/backoff.js';
 import { BusinessPaused, deadLetter, failureOf, pauseOnFailure } from '../failures/job-failure-policy.js';
 import type { ActionReport } from '../ports.js';
@@ -41,7 +41,10 @@ export async function processEventJob(
 ): Promise<EventJobResult> {
   const parsed = EventBatchDataSchema.safeParse(job.data);
   if (!parsed.success) {
-    throw new UnrecoverableError(`job ${job.id} does not hold a valid event batch: ${parsed.error.message}`);
+    // By path only: the data holds what customers wrote (issue 27).
+    throw new UnrecoverableError(
+      `job ${job.id} does not hold a valid event batch: ${describeIssuePaths(parsed.error.issues)}`,
+    );
   }
   const batch = new EventBatch(job, deps, parsed.data);
   // Events of a business that is paused, or that this worker does not serve, wait without being
@@ -171,6 +174,7 @@ class EventBatch {
     return prepareEvents(this.deps.redis, this.deps.keys, {
       ...this.gateInput,
       now: Date.now(),
+      ttls: this.deps.ttls,
       events: list.map((item) => {
         const deps = this.depsOf(item);
         const burst = burstArg(item.event, deps.rules().bursts);
@@ -354,7 +358,16 @@ async function settleFailedRuns(batch: EventBatch, runFailures: readonly EventRu
       actions: failed.actions,
       data: { events: [failed.item] },
       idSuffix: eventId(event.key).slice(0, 8),
-      release: () => leaveOrder(deps, failed.item.event, batch.member(failed.item), RUN_TTL_SECONDS, {}, []),
+      // The run's state (its ledger) lives as long as the dead letter, for a replay (store-ttls.ts).
+      release: () =>
+        leaveOrder(
+          deps,
+          failed.item.event,
+          batch.member(failed.item),
+          deps.ttls.deadLetterRunSeconds,
+          {},
+          [],
+        ),
     });
     batch.deadLettered += 1;
   }

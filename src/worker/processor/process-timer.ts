@@ -1,4 +1,5 @@
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
+import { describeIssuePaths } from '../../base/issue-paths.js';
 import { isBurstJobData } from '../bursts/burst-job.js';
 import { processBurstJob } from '../bursts/process-burst.js';
 import { loadFacts } from '../conversation-facts.js';
@@ -34,7 +35,10 @@ export async function processTimerJob(
   if (isBurstJobData(job.data)) return processBurstJob(job, token, deps);
   const parsed = TimerJobDataSchema.safeParse(job.data);
   if (!parsed.success) {
-    throw new UnrecoverableError(`job ${job.id} does not hold a valid timer: ${parsed.error.message}`);
+    // By path only: the data holds what customers wrote (issue 27).
+    throw new UnrecoverableError(
+      `job ${job.id} does not hold a valid timer: ${describeIssuePaths(parsed.error.issues)}`,
+    );
   }
   const data = parsed.data;
   const log = deps.log.child({
@@ -62,15 +66,20 @@ export async function processTimerJob(
   }
 
   const actions: ActionReport[] = [];
-  // A dead letter keeps the timer's run state (its ledger) for a replay.
-  const release = (keepRun = true) =>
-    releaseTimer(deps.redis, deps.keys, data.conversationId, data.timerId, keepRun);
+  // A dead letter keeps the timer's run state (its ledger) as long as itself, for a replay.
+  const release = (keepRunSeconds = deps.ttls.deadLetterRunSeconds) =>
+    releaseTimer(deps.redis, deps.keys, data.conversationId, data.timerId, keepRunSeconds);
   let state: RunState | undefined;
   try {
     let facts: Awaited<ReturnType<typeof loadFacts>>;
     [facts, state] = await Promise.all([
       loadFacts(deps.redis, deps.keys, data.conversationId),
-      RunState.load(deps.redis, deps.keys.run(data.timerId), deps.keys.conversation(data.conversationId)),
+      RunState.load(
+        deps.redis,
+        deps.keys.run(data.timerId),
+        deps.keys.conversation(data.conversationId),
+        deps.ttls.unfinishedRunSeconds,
+      ),
     ]);
     const reports = await runPlannedActions(
       deps,
@@ -88,7 +97,7 @@ export async function processTimerJob(
       actions,
     );
     await state.flush();
-    await release(false);
+    await release(0);
     log.info({ actions: reports.length }, 'timer fired');
     return { timerId: data.timerId, state: 'fired', actions: reports };
   } catch (error) {

@@ -16,6 +16,8 @@ import type {
   RulesPort,
   TimerScheduler,
 } from '../ports.js';
+import type { ShadowObserver } from '../shadow/shadow-observer.js';
+import type { StoreTtls } from '../store-ttls.js';
 import type { BusinessGate } from './business-gate.js';
 import type { EventSlots } from './event-slots.js';
 
@@ -38,6 +40,8 @@ export interface EventProcessorDeps {
   now: () => Date;
   /** The `worker:` section as validated (backoff between an event's failed runs, safety margin, skew). */
   settings: WorkerSettings;
+  /** The expiries of the keys the runs write (from `retention:`; store-ttls.ts). */
+  ttls: StoreTtls;
   failurePolicy: FailurePolicyDeps;
   log: Logger;
   onAction?: (report: ActionReport) => void;
@@ -49,6 +53,8 @@ export interface EventProcessorDeps {
   onPlanFrozen?: (plan: Plan) => void;
   /** Set when `record.enabled`: keeps the event with its facts and plan (issue 15). */
   recorder?: EventRecorder;
+  /** Evaluates the shadow rules beside the plan, when the business has them (issue 28). */
+  shadow?: ShadowObserver;
 }
 
 /**

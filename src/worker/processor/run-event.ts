@@ -1,8 +1,8 @@
 import { lazyChild } from '../../observe/logger.js';
 import type { BatchedEvent } from '../../queue/event-job.js';
 import { scheduleBursts } from '../bursts/burst-job.js';
-import { FACTS_TTL_SECONDS } from '../conversation-facts.js';
 import { staleSentMarks } from '../exactly-once/execute-actions.js';
+import { expiredTagFields } from '../exactly-once/tag-actions.js';
 import type { ActionReport } from '../ports.js';
 import { removeTimerJobs } from '../timers/timers.js';
 import { leaveOrder } from './order-gate.js';
@@ -11,9 +11,12 @@ import type { PreparedEvent } from './prepare-run.js';
 import type { EventProcessorDeps } from './processor-deps.js';
 import { runPlannedActions } from './run-planned-actions.js';
 
+/**
+ * What a batch job returns for each event it ran (kept with the job while `retention.done_events`
+ * keeps done jobs, and in BullMQ's event stream): no conversation id, no text (issue 27).
+ */
 export interface EventRunResult {
   eventKey: string;
-  conversationId: string;
   /** The rules that matched (from the frozen plan). */
   matched: string[];
   actions: ActionReport[];
@@ -77,7 +80,12 @@ export async function runEvent(
     plan.actions,
     actions,
   );
-  const stale = staleSentMarks(facts, deps.settings.reconcileSkewMs);
+  // Stale sent-text marks, expired tags and the run's untags go with the write of the leave.
+  const stale = [
+    ...staleSentMarks(facts, deps.settings.reconcileSkewMs),
+    ...expiredTagFields(facts, deps.now().getTime()),
+    ...prepared.state.takeConversationRemovals(),
+  ];
   await leaveOrder(
     deps,
     event,
@@ -85,12 +93,11 @@ export async function runEvent(
     0,
     prepared.state.takeConversationFields(),
     stale,
-    prepared.newConversation ? FACTS_TTL_SECONDS : 0,
+    prepared.newConversation ? deps.ttls.conversationSeconds : 0,
   );
   if (log.isLevelEnabled('debug')) log.debug({ actions: reports.length }, 'event processed');
   return {
     eventKey: event.key,
-    conversationId,
     matched: plan.matched.map((m) => m.rule),
     actions: reports,
     cancelledTimers,

@@ -7,8 +7,9 @@ import { jobNameFor } from '../../queue/event-job.js';
 import type { BridgeKeys } from '../../queue/redis-keys.js';
 import type { RedisClient } from '../../redis/redis-client.js';
 import { defineRedisScript } from '../../redis/redis-script.js';
-import { CONVERSATION_FIELDS, FACTS_TTL_SECONDS } from '../conversation-facts.js';
+import { CONVERSATION_FIELDS } from '../conversation-facts.js';
 import type { PlannedAction, TimerScheduler } from '../ports.js';
+import { DEFAULT_STORE_TTLS } from '../store-ttls.js';
 
 /**
  * `after: 15m, unless: agent_reply, then: [...]` timers. Each is a delayed BullMQ job in the
@@ -49,6 +50,21 @@ export function timerIdFor(scope: string, actionId: string): string {
 
 const REGISTRATION_TTL_MARGIN_MS = 24 * 3600 * 1000;
 
+/**
+ * Registers a timer in its conversation hash and makes the hash live past the timer's due time
+ * (never shortening a longer expiry another pending timer gave it: issue 27). A resumed run only
+ * keeps a registration that is there: none means the timer has fired or was cancelled since.
+ * KEYS: conversation hash. ARGV: timer field, pending value, ttl ms, '1' for a resumed run.
+ * Returns 'ok', or 'gone' for a resumed run that found no registration.
+ */
+const REGISTER_LUA = `
+if ARGV[4] == '1' and redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 'gone' end
+redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[3]) then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+return 'ok'
+`;
+const registerScript = defineRedisScript<string>('TimerRegister', 1, REGISTER_LUA);
+
 // KEYS: conversation hash. ARGV: timer field. Returns 'go' (claimed or re-run) or 'cancelled'.
 const CLAIM_LUA = `
 local state = redis.call('HGET', KEYS[1], ARGV[1])
@@ -63,6 +79,8 @@ export function createTimerScheduler(
   keys: BridgeKeys,
   queue: Queue,
   now: () => Date = () => new Date(),
+  /** The conversation hash's expiry (`retention.conversations`); a registration extends it past the due time. */
+  conversationSeconds: number = DEFAULT_STORE_TTLS.conversationSeconds,
 ): TimerScheduler {
   return {
     async schedule(input) {
@@ -74,11 +92,18 @@ export function createTimerScheduler(
       const delayMs = Math.max(0, dueAt - at);
       // Register first: a crash before the job is added leaves a harmless registration (it expires
       // with the conversation hash, which lives at least as long as the timer).
-      await redis
-        .multi()
-        .hsetnx(key, timerField(input.timerId), `p:${input.unless.join(',')}`)
-        .pexpire(key, Math.max(delayMs + REGISTRATION_TTL_MARGIN_MS, FACTS_TTL_SECONDS * 1000))
-        .exec();
+      const registered = await registerScript(
+        redis,
+        [key],
+        [
+          timerField(input.timerId),
+          `p:${input.unless.join(',')}`,
+          Math.max(delayMs + REGISTRATION_TTL_MARGIN_MS, conversationSeconds * 1000),
+          input.resumed ? '1' : '0',
+        ],
+      );
+      if (registered === 'gone') return 'gone';
+      await input.onRegistered?.();
       const data: TimerJobData = {
         timerId: input.timerId,
         ...(keys.business !== null ? { business: keys.business } : {}),
@@ -94,7 +119,9 @@ export function createTimerScheduler(
         ...(input.clock !== undefined ? { clock: input.clock } : {}),
         ...(input.trigger !== undefined ? { trigger: input.trigger } : {}),
       };
+      // The job id is the timer's: adding it again while the job exists (a resumed run) is a no-op.
       await queue.add(jobNameFor('timer', keys.business), data, { jobId: input.timerId, delay: delayMs });
+      return 'scheduled';
     },
   };
 }
@@ -117,16 +144,20 @@ export async function claimTimer(
   return state === 'go' ? 'go' : 'cancelled';
 }
 
-/** A fired (or dead-lettered) timer is done: its registration goes, and its run state unless kept. */
+/**
+ * A fired (or dead-lettered) timer is done: its registration goes, and its run state with it, or,
+ * for a dead letter, is kept `keepRunSeconds` for a replay (0: deleted).
+ */
 export async function releaseTimer(
   redis: RedisClient,
   keys: BridgeKeys,
   conversationId: string,
   timerId: string,
-  keepRun = false,
+  keepRunSeconds = 0,
 ) {
   const multi = redis.multi().hdel(keys.conversation(conversationId), timerField(timerId));
-  if (!keepRun) multi.del(keys.run(timerId));
+  if (keepRunSeconds > 0) multi.expire(keys.run(timerId), keepRunSeconds);
+  else multi.del(keys.run(timerId));
   await multi.exec();
 }
 

@@ -252,7 +252,10 @@ export async function createFaultWorld(options: FaultWorldOptions) {
       ...(options.emulatorArgs ? { extraArgs: options.emulatorArgs } : {}),
     });
     cleanups.push(() => emulator.stop());
-    const file = await writeTempConfig(withTopology(await exampleConfig(options.config), topology, spec));
+    // Done jobs kept an hour (retention.done_events; the default removes them as they complete):
+    // the suite reads the completed set (recovery times) and every batch job's runs (jobStats).
+    const edits = { retention: { done_events: '1h' }, ...options.config };
+    const file = await writeTempConfig(withTopology(await exampleConfig(edits), topology, spec));
     cleanups.push(() => file.cleanup());
     const env: Record<string, string> = {
       PLATFORM_BASE_URL: emulator.url,

@@ -124,6 +124,7 @@ describe('every convo-bridge command the README shows works as written (issue 13
     'schema',
     'dlq',
     'events',
+    'shadow',
     'quarantine',
     'timers',
     'emulator',

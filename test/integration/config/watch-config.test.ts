@@ -206,3 +206,92 @@ rules:
     expect(reloads).toHaveLength(2);
   });
 });
+
+describe('watchConfig with shadow rules (issue 28)', () => {
+  let dir: string;
+  let watcher: ConfigWatcher | undefined;
+  let reloads: LoadedConfig[];
+  let errors: ConfigError[];
+  let said: string[];
+
+  const candidate = (...names: string[]) =>
+    `rules:\n${names.map((name) => `  - { name: ${name}, on: message_in, then: [ { need_human: true } ] }\n`).join('')}`;
+  const shadowNames = (loaded: LoadedConfig | undefined) =>
+    loaded?.businesses[0]?.shadow?.rules.rules.map((rule) => rule.name);
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'convo-bridge-watch-shadow-'));
+    await mkdir(join(dir, 'shadow'));
+    await writeFile(join(dir, 'bridge.yaml'), `${ONE_RULE}shadow: { rules: shadow/candidate.yaml }\n`);
+    await writeFile(join(dir, 'shadow', 'candidate.yaml'), candidate('a'));
+    reloads = [];
+    errors = [];
+    said = [];
+    watcher = watchConfig(join(dir, 'bridge.yaml'), {
+      env: { WEBHOOK_SECRET: 'w' },
+      debounceMs: 50,
+      shadowFiles: [join(dir, 'shadow', 'candidate.yaml')],
+      logger: { info: (_obj, msg) => said.push(msg), warn: (_obj, msg) => said.push(msg) },
+      onReload: (loaded) => reloads.push(loaded),
+      onError: (error) => errors.push(error),
+    });
+  });
+
+  afterEach(async () => {
+    watcher?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('reloads when the candidate file changes, reports an invalid or missing one, and recovers', async () => {
+    const file = join(dir, 'shadow', 'candidate.yaml');
+    await writeFile(file, candidate('a', 'b'));
+    await waitFor(() => reloads.length === 1, {
+      timeoutMs: 5_000,
+      what: 'the reload of the changed candidate',
+    });
+    expect(shadowNames(reloads[0])).toEqual(['a', 'b']);
+    expect(reloads[0]?.shadowFiles).toEqual([file]);
+
+    // Saved unchanged: checked on SIGHUP, nothing reloaded.
+    await writeFile(file, candidate('a', 'b'));
+    process.emit('SIGHUP', 'SIGHUP');
+    await waitFor(() => said.includes('config unchanged; nothing reloaded'), {
+      timeoutMs: 5_000,
+      what: 'the check after the unchanged save',
+    });
+    expect(reloads).toHaveLength(1);
+
+    await writeFile(file, `${candidate('a')}  - { name: c, on: mesage_in, then: [] }\n`);
+    await waitFor(() => errors.length === 1, {
+      timeoutMs: 5_000,
+      what: 'the invalid candidate to be reported',
+    });
+    expect(new Set(errors[0]?.issues.map((i) => `${i.file}:${i.line}`))).toEqual(new Set([`${file}:3`]));
+
+    await rm(file);
+    await waitFor(() => errors.length === 2, {
+      timeoutMs: 5_000,
+      what: 'the missing candidate to be reported',
+    });
+    expect(errors[1]?.message).toContain('does not exist');
+    await writeFile(file, candidate('z'));
+    await waitFor(() => reloads.length === 2, { timeoutMs: 5_000, what: 'the reload once the file is back' });
+    expect(shadowNames(reloads[1])).toEqual(['z']);
+  });
+
+  it('follows the config to another candidate file, and turns shadow rules off when shadow: goes', async () => {
+    const other = join(dir, 'other.yaml');
+    await writeFile(other, candidate('o'));
+    await writeFile(join(dir, 'bridge.yaml'), `${ONE_RULE}shadow: { rules: other.yaml }\n`);
+    await waitFor(() => reloads.length === 1, { timeoutMs: 5_000, what: 'the reload naming another file' });
+    expect(shadowNames(reloads[0])).toEqual(['o']);
+    await writeFile(other, candidate('o', 'p'));
+    await waitFor(() => reloads.length === 2, { timeoutMs: 5_000, what: 'a change of the other file' });
+    expect(shadowNames(reloads[1])).toEqual(['o', 'p']);
+    await writeFile(join(dir, 'bridge.yaml'), ONE_RULE);
+    await waitFor(() => reloads.length === 3, { timeoutMs: 5_000, what: 'the reload without shadow:' });
+    expect(reloads[2]?.businesses[0]?.shadow).toBeUndefined();
+    expect(reloads[2]?.shadowFiles).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+});

@@ -2,13 +2,14 @@ import got from 'got';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type CrmSink, startCrmSink } from '../../../src/demo/crm-sink.js';
 import { createForwarder } from '../../../src/forward/forward-event.js';
+import { makeEvent } from '../../support/make-event.js';
 
 const SECRET = 'crm-secret-5d0c7e1a9b';
 const body = (action: string) => ({
-  type: 'convo_bridge.event',
+  type: 'convo_bridge.event' as const,
   rule: 'escalate-complaints',
   action,
-  event: { conversationId: 'conv-budi' },
+  event: makeEvent({ conversationId: 'conv-budi' }),
 });
 
 describe("the demo's CRM sink (real HTTP, the bridge's real forwarder)", () => {

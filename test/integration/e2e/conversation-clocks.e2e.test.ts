@@ -185,7 +185,8 @@ describe('conversation clocks end to end', () => {
     on: agent_reply
     then: [ { note: "An agent answered." } ]`;
     world = await createWorld({
-      config: await exampleConfig({ hours: 'open', extraRules: rules }),
+      // Done jobs kept: the test reads what the echo's run returned.
+      config: await exampleConfig({ hours: 'open', extraRules: rules, retention: { done_events: '1h' } }),
       emulator: { echoApiSends: true },
     });
     const w = world;
@@ -235,7 +236,7 @@ describe('conversation clocks end to end', () => {
         then: [ { note: "Nobody answered after the acknowledgement." } ]`;
     world = await createWorld({
       // The earlier form authenticates with the secret alone.
-      config: (await exampleConfig({ hours: 'open', extraRules: rules }))
+      config: (await exampleConfig({ hours: 'open', extraRules: rules, retention: { done_events: '1h' } }))
         .replace('form: current', 'form: earlier')
         .replace('scheme: headers', 'scheme: bearer-secret'),
       form: 'earlier',

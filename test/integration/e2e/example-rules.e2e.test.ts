@@ -71,7 +71,10 @@ describe('the example config end to end', () => {
   });
 
   it('after-hours: thanks the customer by name, once per conversation, only when closed', async () => {
-    world = await createWorld({ config: await exampleConfig({ hours: 'closed' }) });
+    // Done jobs kept: the test reads what the second message's run returned.
+    world = await createWorld({
+      config: await exampleConfig({ hours: 'closed', retention: { done_events: '1h' } }),
+    });
     const w = world;
     w.conversation('c-night', { type: 'webchat', id: 'ch_web' }, 'Siti');
     w.say('c-night', 'Halo, masih buka?');
@@ -97,7 +100,9 @@ describe('the example config end to end', () => {
   });
 
   it('after-hours: stays quiet during business hours', async () => {
-    world = await createWorld({ config: await exampleConfig({ hours: 'open' }) });
+    world = await createWorld({
+      config: await exampleConfig({ hours: 'open', retention: { done_events: '1h' } }),
+    });
     const w = world;
     w.conversation('c-day', { type: 'webchat', id: 'ch_web' });
     const message = w.say('c-day', 'Halo, masih buka?');

@@ -1,5 +1,6 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../src/base/wait-for.js';
@@ -14,6 +15,8 @@ import { everyKeyAndValue, keysHolding } from '../../support/scan-redis.js';
 // letter, one quarantined body) beside others; after `forget --conversation`, no key or value of
 // Redis holds the ids or those texts, the timer never fires, the others are intact, and the log
 // never held the phone or the address. The cluster project runs it on 3 primaries, 6 shards.
+// Shadow rules (issue 28) are on, with a candidate whose escalation note names the customer, so
+// that their kept differences hold the conversation ids and the name too.
 
 const TOKEN = randomUUID().slice(0, 8);
 const PHONE = `0812-${randomInt(1000, 9999)}-${randomInt(1000, 9999)}`;
@@ -53,9 +56,19 @@ describe('forget, end to end', () => {
   let forgetAt = 0;
   const notesBefore = new Map<string, number>();
   let keptRecorded: Map<string, string>;
+  let shadowDir: string;
 
   beforeAll(async () => {
-    const config = `${await exampleConfig({ hours: 'open', timer: TIMER })}record:\n  enabled: true\n`;
+    const example = await exampleConfig({ hours: 'open', timer: TIMER });
+    shadowDir = await mkdtemp(join(tmpdir(), 'forget-shadow-'));
+    const candidate = join(shadowDir, 'candidate.yaml');
+    await writeFile(
+      candidate,
+      example
+        .slice(example.indexOf('rules:\n'))
+        .replace('note: "Escalated by', 'note: "Escalated for {{customer.name}} by'),
+    );
+    const config = `${example}record:\n  enabled: true\nshadow:\n  rules: ${candidate}\n`;
     world = await createWorld({ config });
     const w = world;
     const fixture = JSON.parse(
@@ -116,6 +129,7 @@ describe('forget, end to end', () => {
 
   afterAll(async () => {
     await world?.close();
+    if (shadowDir) await rm(shadowDir, { recursive: true, force: true });
   });
 
   it('before forget, the ids and texts are in Redis (the scan can see them)', async () => {
@@ -133,6 +147,7 @@ describe('forget, end to end', () => {
     for (const needle of [C1, C2, C3, PHONE, EMAIL, TEXT_REFUND, TEXT_DEAD, TEXT_QUARANTINED]) {
       expect(seen, `the scan should find ${needle}`).toContain(needle);
     }
+    expect(holding.get(world.keys.shadowExamples)).toEqual(expect.arrayContaining([C1, C2, NAME]));
   });
 
   it('forget erases every trace of the conversations, per store, and is idempotent', async () => {
@@ -140,7 +155,12 @@ describe('forget, end to end', () => {
     const dry = await cli(['forget', ...flags, '--conversation', C1, '--dry-run', '--json']);
     expect(dry.code, dry.err).toBe(0);
     const planned = JSON.parse(dry.out).conversations[0].erased;
-    expect(planned).toMatchObject({ 'conversation state': 1, 'timer jobs': 1, 'recorded events': 2 });
+    expect(planned).toMatchObject({
+      'conversation state': 1,
+      'timer jobs': 1,
+      'recorded events': 2,
+      'shadow differences': 1,
+    });
     expect(keysHolding(await everyKeyAndValue(world.redis), [C1]).size).toBeGreaterThan(0);
 
     forgetAt = Date.now();

@@ -22,7 +22,10 @@ describe('a running bridge: hot reload and Redis settings', () => {
   });
 
   it('takes a valid config change without a restart, and keeps the old rules when the new file is invalid', async () => {
-    world = await createWorld({ config: await exampleConfig({ hours: 'open' }) });
+    // Done jobs kept: the test reads that the first message's run finished from its result.
+    world = await createWorld({
+      config: await exampleConfig({ hours: 'open', retention: { done_events: '1h' } }),
+    });
     const w = world;
     const [bridge] = w.bridges;
     w.conversation('r-1', { type: 'webchat', id: 'ch_web' }, 'Nina');

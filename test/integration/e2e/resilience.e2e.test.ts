@@ -138,7 +138,10 @@ describe('resilience end to end', () => {
   });
 
   it('SIGTERM mid-job: exit code 0, the in-flight job finishes, and nothing is lost', async () => {
-    world = await createWorld({ config: await exampleConfig({ hours: 'open' }) });
+    // Done jobs kept: the test reads the finished job's result.
+    world = await createWorld({
+      config: await exampleConfig({ hours: 'open', retention: { done_events: '1h' } }),
+    });
     const w = world;
     w.admin.addFault({ type: 'latency', endpoint: 'note', latencyMs: 1500 });
     w.conversation('s-1', { type: 'whatsapp_qr', id: 'ch_wa_qr' });

@@ -181,7 +181,7 @@ describe('answers that do not fit the interface (CONTRACT)', () => {
       'GET /v1/message/c1',
       { text: '<html>login</html>' },
       () => client('current').getMessages('c1'),
-      'the body is not JSON ("<html>login</html>")',
+      'the body is not JSON (an HTML page of 18 characters)',
     ],
     [
       'a send without a success marker',
@@ -189,7 +189,7 @@ describe('answers that do not fit the interface (CONTRACT)', () => {
       'POST /v1/message',
       { json: { ok: 1 } },
       () => client('current').sendMessage({ conversationId: 'c1', text: 'x' }),
-      'no success marker (expected "success": true or "status": 1) in "{"ok":1}"',
+      'no success marker (expected "success": true or "status": 1) in a JSON object {ok: number}',
     ],
     [
       'a total that is not a number',
@@ -197,7 +197,7 @@ describe('answers that do not fit the interface (CONTRACT)', () => {
       'GET /v1/conversation/need-human/total',
       { json: { status: 1, data: { total: 'lots' } } },
       () => client('current').getNeedHumanTotal(),
-      'no non-negative integer total in "{"status":1,"data":{"total":"lots"}}"',
+      'no non-negative integer total in a JSON object {status: number, data: object}',
     ],
     [
       'a version page',
@@ -205,7 +205,7 @@ describe('answers that do not fit the interface (CONTRACT)', () => {
       'GET /version',
       { text: '<!doctype html><title>Home</title>' },
       () => client('current').getVersion(),
-      'no version in "<!doctype html><title>Home</title>"',
+      'no version in an HTML page of 34 characters',
     ],
     [
       'a redirect',

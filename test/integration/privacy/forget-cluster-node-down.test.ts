@@ -2,7 +2,7 @@ import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../src/base/wait-for.js';
 import { createKeyLayout } from '../../../src/queue/key-layout.js';
-import { claimLayout } from '../../../src/queue/layout-record.js';
+import { claimLayout, layoutRecordKey } from '../../../src/queue/layout-record.js';
 import { keySlot } from '../../../src/redis/key-slot.js';
 import { type RedisClusterHandle, startRedisCluster } from '../../../tools/redis/redis-topology.js';
 import { cli } from '../../support/cli-in-process.js';

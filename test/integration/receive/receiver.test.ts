@@ -388,14 +388,14 @@ describe('webhook receiver (real Redis, real HTTP on loopback)', () => {
       expect(processed).toHaveLength(1);
     });
 
-    it('applies the bounded job options by default', async () => {
+    it('applies the bounded job options by default (retention: done jobs removed at once)', async () => {
       await postWebhook(url, webhookFixture('channel-message-in').raw, AUTH);
       const [job] = await jobs();
       expect(job?.opts).toMatchObject({
         attempts: 5,
         backoff: { type: 'exponential', delay: 2000 },
-        removeOnComplete: { age: 86_400, count: 10_000 },
-        removeOnFail: { age: 604_800, count: 50_000 },
+        removeOnComplete: { count: 0 },
+        removeOnFail: { age: 604_800, count: 10_000 },
       });
     });
   });

@@ -10,8 +10,9 @@ import {
   storeRecordedEvent,
 } from '../../../src/record/event-store.js';
 import { recordedLine } from '../../../src/record/recorded-event.js';
+import { cli } from '../../support/cli-in-process.js';
 import { makeEvent } from '../../support/make-event.js';
-import { connectTestRedis, deleteKeys, uniqueName } from '../../support/redis.js';
+import { connectTestRedis, deleteKeys, testRedisUrl, uniqueName } from '../../support/redis.js';
 
 const FACTS = { lastCustomerMessageAt: null, isFirstCustomerMessage: false, onceMarks: {} };
 const T0 = Date.parse('2026-11-23T03:00:00.000Z');
@@ -86,11 +87,19 @@ describe('recorded events in Redis (real Redis)', () => {
     const recorder = createEventRecorder(
       redis,
       keys,
-      { enabled: true, maxAgeMs: big.maxAgeMs, maxCount: 10, redact: { texts: false, phones: true } },
+      {
+        enabled: true,
+        maxAgeMs: big.maxAgeMs,
+        maxCount: 10,
+        redact: { texts: false, phones: true, emails: true, cards: true, nationalIds: false },
+      },
       pino({ level: 'silent' }),
     );
     recorder.record({
-      event: makeEvent({ key: 'e|phone', text: 'WA saya 081234567890 ya' }),
+      event: makeEvent({
+        key: 'e|phone',
+        text: 'WA saya 081234567890 ya, budi@mail.co.id, kartu 4111 1111 1111 1111',
+      }),
       facts: FACTS,
       now: new Date(T0),
       plan: {
@@ -107,10 +116,15 @@ describe('recorded events in Redis (real Redis)', () => {
       { timeoutMs: 5_000, what: 'the recorded event' },
     );
     expect(recorded).toMatchObject({
-      event: { text: 'WA saya ############ ya' },
+      event: { text: 'WA saya ############ ya, ####@####.##.##, kartu #### #### #### ####' },
       plan: { matched: ['r'], actions: [{ id: 'r#0', rule: 'r', type: 'need_human' }], blocked: [] },
-      redacted: ['phones'],
+      redacted: ['phones', 'emails', 'cards'],
     });
+    // `events list` shows which redactions each event had.
+    const listed = await cli(['events', 'list', '--redis-url', testRedisUrl(), '--prefix', prefix]);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(/REDACTED +TEXT/);
+    expect(listed.stdout).toMatch(/phones,emails,cards +"WA saya #+ ya, ####@/);
   });
 
   it('the recorder port never throws when Redis refuses: it counts the failure', async () => {
@@ -125,7 +139,12 @@ describe('recorded events in Redis (real Redis)', () => {
     const recorder = createEventRecorder(
       down,
       keys,
-      { enabled: true, maxAgeMs: 1000, maxCount: 10, redact: { texts: false, phones: false } },
+      {
+        enabled: true,
+        maxAgeMs: 1000,
+        maxCount: 10,
+        redact: { texts: false, phones: false, emails: false, cards: false, nationalIds: false },
+      },
       pino({ level: 'silent' }),
       () => {
         failures += 1;

@@ -17,6 +17,7 @@ import {
 import { type BridgeWorker, createBridgeWorker } from '../../../src/worker/create-bridge-worker.js';
 import type { PlatformPort } from '../../../src/worker/ports.js';
 import { prepareEvents } from '../../../src/worker/processor/prepare-run.js';
+import { DEFAULT_STORE_TTLS } from '../../../src/worker/store-ttls.js';
 import { makeEvent } from '../../support/make-event.js';
 import { connectTestRedis, deleteKeys, testRedisUrl, uniqueName } from '../../support/redis.js';
 
@@ -61,6 +62,7 @@ describe('bursts in Redis: the prepare script and the claim (real Redis)', () =>
       ghostGraceMs: 30_000,
       // Skips the order gate: these runs test what the script does once it is an event's turn.
       replay: true,
+      ttls: DEFAULT_STORE_TTLS,
       events: [{ event, member: `j|${event.key}`, ...(burst ? { burst } : {}) }],
     });
     if (!outcome || !('state' in outcome)) throw new Error('not prepared');
@@ -109,7 +111,14 @@ describe('bursts in Redis: the prepare script and the claim (real Redis)', () =>
     const burstId = (await prepare(first)).startedBursts[0]?.burstId ?? '';
     await prepare(last);
     const claim = (now: number) =>
-      claimBurst(redis, keys, { conversationId: 'c1', rule: 'answer-once', burstId, settings, now });
+      claimBurst(redis, keys, {
+        conversationId: 'c1',
+        rule: 'answer-once',
+        burstId,
+        settings,
+        now,
+        runSeconds: 60,
+      });
     expect(await claim(t0 + 1_000)).toEqual({ kind: 'wait', dueAt: t0 + 1_400 });
     const taken = await claim(t0 + 1_400);
     expect(taken).toMatchObject({ kind: 'go', burst: { count: 2, texts: ['a', 'b'] } });

@@ -38,7 +38,9 @@ describe('configJsonSchema', () => {
         'destinations',
         'rules',
         'record',
+        'retention',
         'tracing',
+        'shadow',
         'businesses',
         'businesses_dir',
       ],
@@ -56,6 +58,7 @@ describe('configJsonSchema', () => {
         'timezone',
         'destinations',
         'record',
+        'shadow',
       ],
     ],
     [
@@ -64,11 +67,11 @@ describe('configJsonSchema', () => {
     ],
     [
       ['destinations', 'crm'],
-      ['url', 'secret', 'timeout', 'retries'],
+      ['url', 'secret', 'timeout', 'retries', 'fields'],
     ],
     [
       ['rules', 3, 'then', 0],
-      ['note', 'need_human', 'reply', 'forward', 'after', 'unless', 'clock', 'then'],
+      ['note', 'need_human', 'reply', 'forward', 'tag', 'untag', 'for', 'after', 'unless', 'clock', 'then'],
     ],
     [
       ['rules', 0, 'if', 'all', 2, 'not', 'text'],

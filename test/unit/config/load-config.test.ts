@@ -67,10 +67,10 @@ const HOSTILE: [ConfigFixture, string[]][] = [
     'bad-templates',
     [
       '9:27: rules.0.if.business_hours: the config has no business_hours section; add one with weekly: hours',
-      '11:15: rules.0.then.0.note: unknown template variable {{custmer.name}}: "custmer" is not one of event, rule, match, customer, window, conversation, burst',
+      '11:15: rules.0.then.0.note: unknown template variable {{custmer.name}}: "custmer" is not one of event, rule, match, customer, window, conversation, burst, tags',
       "12:15: rules.0.then.1.note: {{match.keyword}} needs a keyword test (text: any_keywords or all_keywords) in the rule's if",
-      '13:15: rules.0.then.2.note: unknown template variable {{constructor.constructor}}: "constructor" is not one of event, rule, match, customer, window, conversation, burst',
-      '14:15: rules.0.then.3.note: unknown template variable {{__proto__}}: "__proto__" is not one of event, rule, match, customer, window, conversation, burst',
+      '13:15: rules.0.then.2.note: unknown template variable {{constructor.constructor}}: "constructor" is not one of event, rule, match, customer, window, conversation, burst, tags',
+      '14:15: rules.0.then.3.note: unknown template variable {{__proto__}}: "__proto__" is not one of event, rule, match, customer, window, conversation, burst, tags',
       '15:15: rules.0.then.4.note: {{event.text | upper}} is not a field name: templates only insert fields like {{customer.name}}, no expressions or helpers',
       '16:24: rules.0.then.5.reply.text: unclosed "{{" at character 7: close it with "}}"',
     ],
@@ -142,14 +142,14 @@ const HOSTILE: [ConfigFixture, string[]][] = [
       '4:47: platform.auth.token: unknown key "token"; allowed here: scheme, business_id, secret',
       '5:24: platform.retry.jitter: unknown key "jitter"; allowed here: retries, min_delay, max_delay, max_retry_after',
       '8:3: receiver.cors: unknown key "cors"; allowed here: host, port, path, secrets, body_limit, dedupe_window, enqueue_timeout',
-      '10:48: destinations.crm.method: unknown key "method"; allowed here: url, secret, timeout, retries',
+      '10:48: destinations.crm.method: unknown key "method"; allowed here: url, secret, timeout, retries, fields',
       '14:5: rules.0.when: unknown key "when": did you mean "then"?',
       '15:17: rules.0.if.text: text needs any_keywords, all_keywords or regex',
       '15:19: rules.0.if.text.any_keyword: unknown key "any_keyword": did you mean "any_keywords"?',
-      '15:46: rules.0.if.channel: unknown key "channel"; allowed here: engine, channel_id, channel_name, sender, content_type, has_media, need_human, text, business_hours, first_message, all, any, not',
+      '15:46: rules.0.if.channel: unknown key "channel"; allowed here: engine, channel_id, channel_name, sender, content_type, has_media, need_human, text, business_hours, first_message, tags, all, any, not',
       '17:28: rules.0.then.0.reply.delay: unknown key "delay"; allowed here: text, media, once_per_conversation, reply_to_message',
       '18:81: rules.0.then.1.reply.media.size: unknown key "size"; allowed here: url, type, name, caption, mime_type',
-      '20:32: rules.0.then.2.then.0.color: unknown key "color"; allowed here: note, need_human, reply, forward',
+      '20:32: rules.0.then.2.then.0.color: unknown key "color"; allowed here: note, need_human, reply, forward, tag, untag, for',
     ],
   ],
   [
@@ -206,6 +206,7 @@ describe('the example config', () => {
       secret: 'change-me',
       timeoutMs: 10_000,
       retries: 3,
+      fields: null,
     });
     expect(loaded.rules.rules).toHaveLength(4);
     expect(loaded.missingEnv).toEqual([]);
@@ -280,9 +281,20 @@ describe('defaults', () => {
       secrets: ['whsec-1'],
       secretsDefaulted: false,
       bodyLimitBytes: 1_048_576,
-      dedupeWindowMs: 72 * 3_600_000,
       enqueueTimeoutMs: 2_000,
     });
+    // Issue 27: what each store keeps, and for how long.
+    expect(config.retention).toEqual({
+      doneEventsMs: 0,
+      failedEventsMs: 7 * 86_400_000,
+      deadLettersMs: 30 * 86_400_000,
+      quarantineMs: 30 * 86_400_000,
+      conversationsMs: 30 * 86_400_000,
+      recordedEventsMs: 7 * 86_400_000,
+      dedupeMs: 72 * 3_600_000,
+      eventStreamMaxLen: 100,
+    });
+    expect(config.oldKeys).toEqual([]);
     expect(config.platform.retry).toEqual({
       retries: 3,
       minDelayMs: 100,
@@ -454,7 +466,7 @@ describe('rule checks that need the whole config', () => {
       'an empty condition',
       `rules:\n  - { name: r, on: message_in, if: {}, then: [ { need_human: true } ] }\n`,
       [
-        'inline.yaml:7:36: rules.0.if: a condition needs at least one test: engine, channel_id, channel_name, sender, content_type, has_media, need_human, text, business_hours, first_message, all, any, not',
+        'inline.yaml:7:36: rules.0.if: a condition needs at least one test: engine, channel_id, channel_name, sender, content_type, has_media, need_human, text, business_hours, first_message, tags, all, any, not',
       ],
     ],
     [

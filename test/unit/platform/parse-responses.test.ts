@@ -148,7 +148,7 @@ describe('parseHistory, current form', () => {
   });
 
   it.each([
-    ['not JSON', text('<html>oops</html>'), 'the body is not JSON ("<html>oops</html>")'],
+    ['not JSON', text('<html>oops</html>'), 'the body is not JSON (an HTML page of 17 characters)'],
     [
       'an earlier-form array',
       json({ status: 1, data: [currentItem] }),
@@ -305,10 +305,10 @@ describe('parseAck', () => {
     [
       'no marker',
       json({ conversation_id: 'c1' }),
-      'no success marker (expected "success": true or "status": 1) in "{"conversation_id":"c1"}"',
+      'no success marker (expected "success": true or "status": 1) in a JSON object {conversation_id: string}',
     ],
-    ['not JSON', text('OK'), 'the body is not JSON ("OK")'],
-    ['empty', text(''), 'the body is not JSON (empty body)'],
+    ['not JSON', text('OK'), 'the body is not JSON (a text of 2 characters)'],
+    ['empty', text(''), 'the body is not JSON (an empty body)'],
     ['an array', json([1]), 'body: Invalid input: expected object, received array'],
   ])('rejects %s', (_name, body, problem) => {
     expect(parseAck(body)).toEqual({ ok: false, problem });
@@ -325,14 +325,14 @@ describe('parseNeedHumanTotal', () => {
   });
 
   it.each([
-    [{ status: 1, data: {} }],
-    [{ data: { total: -1 } }],
-    [{ data: { total: 1.5 } }],
-    [{ total: 'many' }],
-  ])('rejects %j', (body) => {
+    [{ status: 1, data: {} }, '{status: number, data: object}'],
+    [{ data: { total: -1 } }, '{data: object}'],
+    [{ data: { total: 1.5 } }, '{data: object}'],
+    [{ total: 'many' }, '{total: string}'],
+  ])('rejects %j', (body, shape) => {
     expect(parseNeedHumanTotal(json(body))).toEqual({
       ok: false,
-      problem: `no non-negative integer total in "${JSON.stringify(body)}"`,
+      problem: `no non-negative integer total in a JSON object ${shape}`,
     });
   });
 });
@@ -351,12 +351,12 @@ describe('parseVersion', () => {
   });
 
   it.each([
-    [text('<html><body>hello</body></html>'), 'no version in "<html><body>hello</body></html>"'],
-    [text(''), 'no version in empty body'],
-    [json({ v: 1 }), 'no version in "{"v":1}"'],
-    [json({ version: '' }), 'no version in "{"version":""}"'],
-    [text('OK'), 'no version in "OK"'],
-    [json({ version: 'latest' }), 'no version in "{"version":"latest"}"'],
+    [text('<html><body>hello</body></html>'), 'no version in an HTML page of 31 characters'],
+    [text(''), 'no version in an empty body'],
+    [json({ v: 1 }), 'no version in a JSON object {v: number}'],
+    [json({ version: '' }), 'no version in a JSON object {version: string}'],
+    [text('OK'), 'no version in a text of 2 characters'],
+    [json({ version: 'latest' }), 'no version in a JSON object {version: string}'],
   ])('rejects %j', (body, problem) => {
     expect(parseVersion(body)).toEqual({ ok: false, problem });
   });

@@ -15,6 +15,8 @@ describe('resolveReceiverOptions', () => {
       prefix: 'cb',
       quarantineMax: 10_000,
       quarantineBodyBytes: 65_536,
+      quarantineMaxAgeSeconds: 30 * 86_400,
+      eventStreamMaxLen: 100,
       repeatLogIntervalMs: 30_000,
     });
   });

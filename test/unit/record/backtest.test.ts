@@ -4,7 +4,6 @@ import type { ConversationEvent } from '../../../src/events/conversation-event.j
 import { backtest, simulate } from '../../../src/record/backtest.js';
 import { compareGolden } from '../../../src/record/golden-plans.js';
 import { type RecordedEvent, recordedLine } from '../../../src/record/recorded-event.js';
-import { redactEvent } from '../../../src/record/redact-event.js';
 import { makeEvent } from '../../support/make-event.js';
 
 function config(keywords: string, extra = '') {
@@ -246,21 +245,6 @@ describe('golden plans (--expect)', () => {
       '- need_human [escalate#0]',
       '- timer [escalate#1]',
     ]);
-  });
-});
-
-describe('redaction', () => {
-  it('replaces texts, or masks phone numbers in texts and names', () => {
-    const event = makeEvent({
-      text: 'call me at +62 812-3456-7890',
-      senderName: 'Budi 081234567',
-      caption: '',
-    });
-    expect(redactEvent(event, { texts: true, phones: false }).text).toBe('[redacted]');
-    const masked = redactEvent(event, { texts: false, phones: true });
-    expect(masked.text).toBe('call me at +## ###-####-####');
-    expect(masked.senderName).toBe('Budi #########');
-    expect(redactEvent(event, { texts: false, phones: false })).toBe(event);
   });
 });
 

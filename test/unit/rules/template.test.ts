@@ -50,16 +50,16 @@ describe('templates', () => {
   it.each([
     [
       '{{custmer.name}}',
-      'unknown template variable {{custmer.name}}: "custmer" is not one of event, rule, match, customer, window, conversation, burst',
+      'unknown template variable {{custmer.name}}: "custmer" is not one of event, rule, match, customer, window, conversation, burst, tags',
     ],
     ['{{customer.phone}}', 'unknown template variable {{customer.phone}}: customer has {{customer.name}}'],
     [
       '{{constructor.constructor}}',
-      'unknown template variable {{constructor.constructor}}: "constructor" is not one of event, rule, match, customer, window, conversation, burst',
+      'unknown template variable {{constructor.constructor}}: "constructor" is not one of event, rule, match, customer, window, conversation, burst, tags',
     ],
     [
       '{{__proto__}}',
-      'unknown template variable {{__proto__}}: "__proto__" is not one of event, rule, match, customer, window, conversation, burst',
+      'unknown template variable {{__proto__}}: "__proto__" is not one of event, rule, match, customer, window, conversation, burst, tags',
     ],
     [
       '{{event.constructor}}',
