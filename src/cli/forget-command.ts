@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { Cluster } from 'ioredis';
 import { DURATION_HINT, formatDuration, parseDuration } from '../base/duration.js';
 import { describeError } from '../base/errors.js';
 import { type CustomerMatches, findCustomer, forgetQuarantineIds } from '../privacy/find-customer.js';
@@ -133,7 +134,7 @@ async function checkEveryNode(redis: RedisClient, target: RedisTarget): Promise<
       code: 'REDIS_UNAVAILABLE',
       cause,
     });
-  if (target.topology.kind === 'cluster') {
+  if (redis instanceof Cluster) {
     const problem = clusterProblem(String(await nodes[0]?.cluster('NODES')));
     if (problem !== null) throw refuse(`the Redis Cluster at ${target.address} is not whole: ${problem}`);
   }
@@ -154,7 +155,7 @@ async function checkEveryNode(redis: RedisClient, target: RedisTarget): Promise<
  * prefix is wrong or the bridge never ran there, and guessing a layout would search the wrong keys.
  */
 async function checkLayoutKnown(redis: RedisClient, target: RedisTarget): Promise<void> {
-  if (target.topology.kind !== 'cluster' || target.config !== undefined) return;
+  if (!(redis instanceof Cluster) || target.config !== undefined) return;
   if ((await readStoredLayout(redis, target.prefix)) !== null) return;
   throw new CliError(
     `no bridge data under prefix "${target.prefix}" on the cluster at ${target.address} (no ${layoutRecordKey(target.prefix, true)}): check --prefix, or pass --config with the bridge's config so that its redis.shards is used`,

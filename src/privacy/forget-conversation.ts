@@ -120,17 +120,18 @@ export async function forgetConversation(
   // 2. Its jobs, their event log, dead letters, and the run state those kept for a replay.
   const eventKeys: string[] = [];
   await eraseJobs(redis, layout, ref, dryRun, eventKeys, erased, { started, deadline: started + waitMs });
-  for (const name of ['events', 'timers'] as const) {
-    erased['queue event log'] += await forgetStreamEntries(redis, shard, name, ref, dryRun);
-  }
   const dead = await forgetDeadLetters(redis, layout.global, ref, dryRun);
   erased['dead letters'] = dead.erased;
   eventKeys.push(...dead.eventKeys);
+  erased['recorded events'] = await forgetRecorded(redis, layout.global, ref, dryRun, eventKeys);
   erased['run state'] = await forgetRuns(redis, shard, eventKeys, dryRun);
+  // The event log names a done event by its key (its job, and so its data, may be gone already).
+  for (const name of ['events', 'timers'] as const) {
+    erased['queue event log'] += await forgetStreamEntries(redis, shard, name, ref, dryRun, eventKeys);
+  }
 
   // 3. The stores of no shard.
   erased['quarantined bodies'] = await forgetQuarantine(redis, layout.global, ref, dryRun);
-  erased['recorded events'] = await forgetRecorded(redis, layout.global, ref, dryRun);
   erased['shadow differences'] = await forgetShadowDifferences(redis, layout.global, ref, dryRun);
   return result;
 }

@@ -91,12 +91,13 @@ export async function forgetQuarantine(
   return eraseEntries(redis, keys.quarantineEntries, keys.quarantine, ids, dryRun);
 }
 
-/** Recorded events of the conversation (`record:`). */
+/** Recorded events of the conversation (`record:`); their event keys are added to `eventKeys`. */
 export async function forgetRecorded(
   redis: RedisClient,
   keys: BridgeKeys,
   ref: ConversationRef,
   dryRun: boolean,
+  eventKeys: string[] = [],
 ): Promise<number> {
   const candidates = await findInHash(redis, keys.recordedEntries, conversationNeedles(ref.conversationId));
   const ids: string[] = [];
@@ -107,6 +108,7 @@ export async function forgetRecorded(
       const line = parseJson(value);
       if (isObject(line) && isObject(line.event) && line.event.conversationId === ref.conversationId) {
         ids.push(chunk[j] as string);
+        if (typeof line.event.key === 'string') eventKeys.push(line.event.key);
       }
     });
   }

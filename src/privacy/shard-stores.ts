@@ -163,16 +163,23 @@ async function forgetJob(
   return { kind: done === 1 ? 'rewritten' : 'held', eventKeys };
 }
 
-/** Entries of BullMQ's event log of a queue (`<queue>:events`, a stream) that name the conversation. */
+/**
+ * Entries of BullMQ's event log of a queue (`<queue>:events`, a stream) that name the conversation
+ * or one of its events (a done batch's return value lists its events by key).
+ */
 export async function forgetStreamEntries(
   redis: RedisClient,
   shard: QueueShard,
   queueName: 'events' | 'timers',
   ref: ConversationRef,
   dryRun: boolean,
+  eventKeys: readonly string[] = [],
 ): Promise<number> {
   const stream = `${shard.queuePrefix}:${queueName}:events`;
-  const needles = conversationNeedles(ref.conversationId).values;
+  const needles = [
+    ...conversationNeedles(ref.conversationId).values,
+    ...new Set(eventKeys.map((key) => JSON.stringify(key))),
+  ];
   const ids: string[] = [];
   let start = '-';
   for (;;) {
@@ -197,8 +204,17 @@ export async function forgetRuns(
   dryRun: boolean,
 ): Promise<number> {
   const keys = [...new Set(eventKeys)].map((eventKey) => shard.keys.run(eventKey));
-  if (keys.length === 0) return 0;
   let count = 0;
-  for (const key of keys) count += dryRun ? await redis.exists(key) : await redis.del(key);
+  for (let i = 0; i < keys.length; i += 500) {
+    const pipeline = redis.pipeline();
+    for (const key of keys.slice(i, i + 500)) {
+      if (dryRun) pipeline.exists(key);
+      else pipeline.del(key);
+    }
+    for (const [error, value] of (await pipeline.exec()) ?? []) {
+      if (error) throw error;
+      count += Number(value);
+    }
+  }
   return count;
 }

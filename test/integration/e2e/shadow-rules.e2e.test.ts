@@ -39,7 +39,7 @@ async function cli(argv: string[]) {
 
 /** The example rules as a candidate file (its `rules:` section), with an edit. */
 async function candidateText(edit: (rules: string) => string = (r) => r): Promise<string> {
-  const config = await exampleConfig({ hours: 'open' });
+  const config = await exampleConfig({ hours: 'open', retention: { done_events: '1h' } });
   return edit(config.slice(config.indexOf('rules:\n')));
 }
 
@@ -99,7 +99,7 @@ describe('shadow rules, end to end', () => {
   const reloads = () => world.bridges[0]?.logs.filter((l) => l.includes('config reloaded')).length ?? 0;
 
   beforeAll(async () => {
-    const base = await exampleConfig({ hours: 'open' });
+    const base = await exampleConfig({ hours: 'open', retention: { done_events: '1h' } });
     // The same traffic through a bridge without shadow rules: what the active rules do alone.
     const plain = await createWorld({ config: base });
     try {

@@ -30,10 +30,11 @@ describe('forget on a Redis Cluster with a primary down', () => {
     await redis.hset(key, 'lastIn', '2026-11-26T00:00:00.000Z');
     // Kill a primary that does not hold the conversation: its state is reachable, the rest is not.
     const primaries = await cluster.primaries();
-    const holder = primaries.find((p) =>
-      p.slots.some(([low, high]) => keySlot(key) >= low && keySlot(key) <= high),
-    );
-    const other = primaries.find((p) => p !== holder);
+    const serves = (p: (typeof primaries)[number], k: string) =>
+      p.slots.some(([low, high]) => keySlot(k) >= low && keySlot(k) <= high);
+    const holder = primaries.find((p) => serves(p, key));
+    // Nor the layout record: the killed node comes back empty (no persistence in this test).
+    const other = primaries.find((p) => p !== holder && !serves(p, layoutRecordKey('fg', true)));
     if (!other) throw new Error('no other primary');
     await cluster.killNode(other.port);
     const args = [
