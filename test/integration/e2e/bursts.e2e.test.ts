@@ -161,7 +161,11 @@ describe('bursts end to end', () => {
       body: JSON.stringify({
         ...fixture,
         conversation_id: 'c-forget-dead',
-        message: { ...fixture.message, id: `m-dead-${Date.now()}`, content: { type: 'text', text: `telpon ${phone}` } },
+        message: {
+          ...fixture.message,
+          id: `m-dead-${Date.now()}`,
+          content: { type: 'text', text: `telpon ${phone}` },
+        },
       }),
     });
     expect(response.status).toBe(200);
