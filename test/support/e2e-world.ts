@@ -209,26 +209,41 @@ export async function createWorld(options: WorldOptions) {
       eventRun(redis, shardOfEvent(eventKey).keys, shardOfEvent(eventKey).queuePrefix, eventKey),
     /**
      * "Exactly once" holds after a quiet period, not at the first sighting: waits until every
-     * shard's events queue is drained (nothing waiting, active, delayed or prioritized) and neither
-     * the platform nor the CRM has seen a new request for `quietMs` (choose it longer than the
-     * config's lock duration plus stalled interval, so that a job a dead worker held would have
-     * been run again by then). Throws after `timeoutMs`.
+     * shard's events queue is drained (nothing waiting, active, delayed or prioritized), no timer
+     * is waiting, running or due, no business of the emulator has a webhook delivery pending, and
+     * neither the platform (any business) nor the CRM has seen a new request for `quietMs`. A job
+     * a dead worker held stays in `active` until it is run again, so it keeps the world unsettled
+     * whatever `quietMs` is. Throws after `timeoutMs`.
      */
     async settled(options: { quietMs?: number; timeoutMs?: number } = {}): Promise<void> {
       const quietMs = options.quietMs ?? 3_000;
       const deadline = Date.now() + (options.timeoutMs ?? 60_000);
-      const outside = () => `${admin.requests(1)[0]?.seq ?? 0}/${crm.requests.length}`;
+      const outside = () =>
+        [
+          ...admin.businessIds().map((id) => {
+            const summary = admin.business(id).summary();
+            return `${id}:${summary.requestsSeen}:${summary.deliveriesPending}`;
+          }),
+          `crm:${crm.requests.length}`,
+        ].join('/');
+      const deliveriesPending = () =>
+        admin.businessIds().reduce((sum, id) => sum + admin.business(id).summary().deliveriesPending, 0);
       const queued = async () => {
         let total = 0;
         for (const shard of layout.all) {
-          const key = (suffix: string) => `${shard.queuePrefix}:events:${suffix}`;
+          const key = (queue: string, suffix: string) => `${shard.queuePrefix}:${queue}:${suffix}`;
           total +=
-            (await redis.llen(key('wait'))) +
-            (await redis.llen(key('active'))) +
-            (await redis.zcard(key('delayed'))) +
-            (await redis.zcard(key('prioritized')));
+            (await redis.llen(key('events', 'wait'))) +
+            (await redis.llen(key('events', 'active'))) +
+            (await redis.zcard(key('events', 'delayed'))) +
+            (await redis.zcard(key('events', 'prioritized'))) +
+            (await redis.llen(key('timers', 'wait'))) +
+            (await redis.llen(key('timers', 'active'))) +
+            (await redis.zcard(key('timers', 'prioritized'))) +
+            // A timer due now (BullMQ's delayed score is the due time in ms, shifted by 12 bits).
+            (await redis.zcount(key('timers', 'delayed'), 0, Date.now() * 0x1000));
         }
-        return total;
+        return total + deliveriesPending();
       };
       let seen = outside();
       let quietSince = Date.now();
@@ -243,7 +258,7 @@ export async function createWorld(options: WorldOptions) {
         }
         if (Date.now() > deadline) {
           throw new Error(
-            `not settled within ${options.timeoutMs ?? 60_000} ms: ${waiting} event job(s) still queued, last outside activity ${Date.now() - quietSince} ms ago`,
+            `not settled within ${options.timeoutMs ?? 60_000} ms: ${waiting} job(s), due timer(s) or webhook deliveries still pending, last outside activity ${Date.now() - quietSince} ms ago`,
           );
         }
         await new Promise((resolve) => setTimeout(resolve, 100));

@@ -52,10 +52,14 @@ describe('forget while the bridge runs', () => {
     const id = `c-stuck-${TOKEN}`;
     w.conversation(id, { type: 'telegram', id: 'ch_tg' });
     w.say(id, 'halo kak');
-    await waitFor(async () => (await w.redis.zcard(w.keys.order(id))) === 1, {
-      timeoutMs: 10_000,
-      what: 'the event queued',
-    });
+    // Queued means both stored writes of ingest are there: its place in the conversation's order,
+    // and then its batch job (added after the ingest script): the job holds the conversation's id.
+    await waitFor(
+      async () =>
+        (await w.redis.zcard(w.keys.order(id))) === 1 &&
+        (await w.redis.llen(w.queueKey(id, 'events', 'wait'))) === 1,
+      { timeoutMs: 10_000, what: 'the event queued' },
+    );
     const before = keysHolding(await everyKeyAndValue(w.redis), [id]);
     expect(before.size).toBeGreaterThan(0);
 
