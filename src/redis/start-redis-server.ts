@@ -52,6 +52,26 @@ export async function findFreePort(): Promise<number> {
 }
 
 /**
+ * The servers this process started and that still run: killed when the process exits, so a test
+ * run (or a demo) that crashes or exits without stopping them leaves no orphaned `redis-server`.
+ */
+const running = new Set<ChildProcess>();
+let exitHookSet = false;
+
+function track(proc: ChildProcess): void {
+  running.add(proc);
+  proc.once('exit', () => running.delete(proc));
+  if (exitHookSet) return;
+  exitHookSet = true;
+  process.once('exit', () => {
+    for (const child of running) child.kill('SIGKILL');
+  });
+}
+
+/** How many times a server on a port picked here is started again on another when the port was taken meanwhile. */
+const PORT_TAKEN_RETRIES = 3;
+
+/**
  * Starts a private `redis-server` bound to 127.0.0.1 on a free port. Used by the test suites
  * (never touching the shared Redis) and by `npm run demo` when no REDIS_URL is given.
  */
@@ -62,7 +82,7 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
       code: 'REDIS_SERVER_MISSING',
     });
   }
-  const port = options.port ?? (await findFreePort());
+  let port = options.port ?? (await findFreePort());
   const ownDir = options.dir === undefined;
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'convo-bridge-redis-')));
   let child: ChildProcess | undefined;
@@ -88,6 +108,7 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     ];
     const proc = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
     child = proc;
+    track(proc);
     let stderr = '';
     proc.stderr?.on('data', (chunk: Buffer) => {
       stderr = (stderr + chunk.toString()).slice(-2000);
@@ -95,19 +116,26 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0 });
     probe.on('error', () => {});
     try {
+      // An exit ends the wait at once (a taken port, a bad flag) rather than at the deadline.
+      const exited = () => proc.exitCode !== null || proc.signalCode !== null;
       await waitFor(
         async () => {
-          if (proc.exitCode !== null) {
-            throw new ConvoBridgeError(`redis-server exited with code ${proc.exitCode}: ${stderr}`, {
-              code: 'REDIS_SERVER_EXITED',
-            });
-          }
+          if (exited()) return true;
           if (probe.status !== 'ready') await probe.connect().catch(() => undefined);
           // While loading the AOF, Redis answers LOADING; wait until it takes commands.
           return (await probe.ping().catch(() => '')) === 'PONG';
         },
         { timeoutMs: 10_000, intervalMs: 20, what: `redis-server on port ${port} to answer PING` },
       );
+      if (exited()) {
+        throw new ConvoBridgeError(`redis-server exited with code ${proc.exitCode}: ${stderr.trim()}`, {
+          code: 'REDIS_SERVER_EXITED',
+        });
+      }
+    } catch (error) {
+      // A server that never answered is not left running.
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+      throw error;
     } finally {
       probe.disconnect();
     }
@@ -118,7 +146,17 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
       ? Promise.resolve()
       : new Promise<void>((resolve) => proc.once('exit', () => resolve()));
 
-  await launch();
+  // A port found free can be taken by another process before redis-server binds it: try another.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await launch();
+      break;
+    } catch (error) {
+      const taken = error instanceof ConvoBridgeError && /already in use/i.test(error.message);
+      if (!taken || options.port !== undefined || attempt >= PORT_TAKEN_RETRIES) throw error;
+      port = await findFreePort();
+    }
+  }
 
   return {
     url: `redis://127.0.0.1:${port}`,
