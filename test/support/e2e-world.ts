@@ -35,6 +35,8 @@ export interface WorldOptions {
   redisUrl?: string;
   /** What the emulator's webhooks carry: E2E.webhookSecret by default; null: its default, the Secret Key. */
   webhookSecret?: string | null;
+  /** The receiver's port to try first (a free one by default); taken by then, the world moves on to another. */
+  port?: number;
   /** More environment for the bridge processes (e.g. the test-only clock offset). */
   env?: Record<string, string>;
 }
@@ -133,7 +135,7 @@ export type BusinessDriver = ReturnType<typeof businessDriver>;
  * of its own.
  */
 export async function createWorld(options: WorldOptions) {
-  const port = await findFreePort();
+  const port = options.port ?? (await findFreePort());
   const prefix = uniqueName('e2e');
   const cluster = e2eCluster();
   // On the cluster project, tools given REDIS_URL (dlq --redis-url ...) reach one of its nodes.
@@ -165,12 +167,35 @@ export async function createWorld(options: WorldOptions) {
     ...options.env,
   };
   const bridges: BridgeProcess[] = [];
+  const webhookSecret =
+    options.webhookSecret === null ? undefined : (options.webhookSecret ?? E2E.webhookSecret);
   const launch = async (mode: 'start' | 'serve' | 'work') => {
-    const bridge = await spawnBridge(mode, file.path, env);
-    bridges.push(bridge);
-    return bridge;
+    // The port was free when picked; another process may bind it before the bridge does. Then the
+    // bridge starts on a new one and the emulator's webhooks follow it.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const bridge = await spawnBridge(mode, file.path, env);
+        bridges.push(bridge);
+        return bridge;
+      } catch (error) {
+        if (mode === 'work' || attempt >= 2 || !/already in use/.test(String(error))) throw error;
+        env.PORT = String(await findFreePort());
+        emulator.admin.setWebhook({
+          url: `http://127.0.0.1:${env.PORT}${E2E.path}`,
+          ...(webhookSecret === undefined ? {} : { secret: webhookSecret }),
+        });
+      }
+    }
   };
-  for (const mode of options.processes ?? ['start']) await launch(mode);
+  try {
+    for (const mode of options.processes ?? ['start']) await launch(mode);
+  } catch (error) {
+    // Nothing of a world that did not start is left running.
+    await Promise.allSettled(bridges.map((b) => b.stop('SIGKILL')));
+    await Promise.allSettled([emulator.close(), crm.close()]);
+    await file.cleanup();
+    throw error;
+  }
   const redis: RedisClient = cluster
     ? new Cluster(
         cluster.nodes.map((n) => ({ host: n.split(':')[0] as string, port: Number(n.split(':')[1]) })),
