@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 
 /**
@@ -235,4 +236,39 @@ export async function previousRelease(root = process.cwd()): Promise<PreviousRel
     throw error;
   }
   return cached(true);
+}
+
+/** What a CLI run printed and returned. */
+export interface CliRun {
+  code: number;
+  out: string;
+  err: string;
+}
+
+/**
+ * The previous release's own CLI, run in this process (its `runCli(argv, io)`, as this checkout's
+ * tests call theirs): how that release reads the data it left, without the seconds a process
+ * start costs on a busy machine.
+ */
+export async function previousCli(release: PreviousRelease): Promise<(argv: string[]) => Promise<CliRun>> {
+  const file = join(release.dir, 'dist', 'cli', 'run-cli.js');
+  const module: unknown = await import(pathToFileURL(file).href);
+  const parsed = z
+    .object({
+      runCli: z.custom<(argv: string[], io: unknown) => Promise<number>>((v) => typeof v === 'function'),
+    })
+    .safeParse(module);
+  if (!parsed.success) {
+    throw new Error(
+      `${file} of the previous release (commit ${release.commit}) exports no runCli(argv, io): adapt previousCli in test/support/previous-release.ts to how that release runs its CLI in process`,
+    );
+  }
+  const { runCli } = parsed.data;
+  return async (argv) => {
+    let out = '';
+    let err = '';
+    const io = { stdout: (t: string) => (out += t), stderr: (t: string) => (err += t) };
+    const code = await runCli(argv, io);
+    return { code, out, err };
+  };
 }

@@ -6,9 +6,8 @@ import { buildTestWebhook } from '../../../src/demo/test-webhook-payload.js';
 import type { RedisServerHandle } from '../../../src/redis/start-redis-server.js';
 import { type BridgeProcess, spawnBridge, spawnBridgeFrom } from '../../support/bridge-harness.js';
 import { type BusinessDriver, createWorld, E2E, type World } from '../../support/e2e-world.js';
-import { type PreviousRelease, previousRelease } from '../../support/previous-release.js';
+import { type PreviousRelease, previousCli, previousRelease } from '../../support/previous-release.js';
 import { startRedisServer } from '../../support/redis.js';
-import { runNode } from '../../support/run-node.js';
 
 /**
  * A Redis holding a running bridge's data from the previous release (named in
@@ -179,6 +178,10 @@ async function postGhost(w: World, b: Business): Promise<void> {
   expect(response.status).toBe(200);
 }
 
+function redisArgs(w: World): string[] {
+  return ['--redis-url', w.env.REDIS_URL ?? '', '--prefix', w.prefix];
+}
+
 function businessArgs(b: Business): string[] {
   return b.id === null ? [] : ['--business', b.id];
 }
@@ -261,31 +264,17 @@ async function upgrade(w: World, release: PreviousRelease, businesses: readonly 
     'events queued behind the stopped worker',
   ).toBeGreaterThan(0);
   // What the previous release says it left: one dead letter and one pending timer per business.
+  const oldCli = await previousCli(release);
   for (const b of businesses) {
-    const dead = await runNode(
-      [
-        release.cli,
-        'dlq',
-        'list',
-        '--json',
-        '--redis-url',
-        w.env.REDIS_URL ?? '',
-        '--prefix',
-        w.prefix,
-        ...businessArgs(b),
-      ],
-      process.env,
-      20_000,
-    );
-    expect(dead.code, dead.stderr).toBe(0);
-    expect(JSON.parse(dead.stdout)).toEqual([expect.objectContaining({ conversationId: b.conv('ghost') })]);
+    const dead = await oldCli(['dlq', ...redisArgs(w), ...businessArgs(b), 'list', '--json']);
+    expect(dead.code, dead.err).toBe(0);
+    expect(JSON.parse(dead.out)).toEqual([expect.objectContaining({ conversationId: b.conv('ghost') })]);
   }
   await stop(oldReceiver, 'the receiver of the previous release');
   expect(businesses.map((b) => b.driver.admin.requests().length)).toEqual(before);
 
   // 3. This checkout takes over the same Redis.
   w.bridges.push(await spawnBridge('start', w.configPath, w.env));
-  await settled(w, businesses, 'the queued events to be served');
 
   // The timer is due: time passing, without waiting an hour, is BullMQ promoting the delayed job.
   const timers = new Queue('timers', { connection: w.redis, prefix: w.prefix });
@@ -313,7 +302,7 @@ async function upgrade(w: World, release: PreviousRelease, businesses: readonly 
   await webhooksDelivered(businesses);
 
   // The dead letter is listed by this checkout and replays once the platform knows the conversation.
-  const dlq = ['dlq', '--redis-url', w.env.REDIS_URL ?? '', '--prefix', w.prefix];
+  const dlq = ['dlq', ...redisArgs(w)];
   for (const b of businesses) {
     const listed = await cli([...dlq, ...businessArgs(b), 'list', '--json']);
     expect(listed.code, listed.err).toBe(0);
@@ -331,7 +320,7 @@ async function upgrade(w: World, release: PreviousRelease, businesses: readonly 
     // Once: the same dead letter cannot be replayed a second time.
     expect((await cli([...dlq, ...businessArgs(b), 'retry', entry.id])).code).not.toBe(0);
   }
-  await settled(w, businesses, 'the timers, redeliveries and replays to be done');
+  await settled(w, businesses, 'the queued events, timers, redeliveries and replays to be done');
 }
 
 async function stop(bridge: BridgeProcess, what: string) {
