@@ -81,8 +81,18 @@ const BUILD_PACKAGES = new Set(['node_modules/typescript']);
  * empty when this checkout's node_modules can run it as it was released.
  */
 export function dependencyDrift(previousLock: unknown, currentLock: unknown): string[] {
-  const previous = LockfileSchema.parse(previousLock).packages;
-  const current = LockfileSchema.parse(currentLock).packages;
+  const packagesOf = (lock: unknown, whose: string) => {
+    const parsed = LockfileSchema.safeParse(lock);
+    if (!parsed.success) {
+      throw new Error(
+        `${whose} package-lock.json has no \`packages\` map of npm's lockfile v2/v3 (${parsed.error.issues[0]?.message}): regenerate it with \`npm install\``,
+        { cause: parsed.error },
+      );
+    }
+    return parsed.data.packages;
+  };
+  const previous = packagesOf(previousLock, "the previous release's");
+  const current = packagesOf(currentLock, "this checkout's");
   const drift: string[] = [];
   for (const [path, entry] of Object.entries(previous)) {
     if (path === '' || entry.link === true) continue;

@@ -285,10 +285,12 @@ async function upgrade(w: World, release: PreviousRelease, businesses: readonly 
   } finally {
     await timers.close();
   }
-  await waitFor(() => businesses.every((b) => calls(b, 'note', 'timer') === 1), {
-    timeoutMs: 15_000,
-    what: 'the pending timers to fire',
-  });
+  await waitShowingCalls(
+    w,
+    businesses,
+    () => businesses.every((b) => calls(b, 'note', 'timer') === 1),
+    'the pending timers to fire',
+  );
 
   // Webhooks delivered again: one the previous release acted on, one it queued and this checkout
   // acted on. The receiver knows both.
@@ -313,10 +315,12 @@ async function upgrade(w: World, release: PreviousRelease, businesses: readonly 
     b.driver.conversation(b.conv('ghost'), { type: 'telegram' });
     const retried = await cli([...dlq, ...businessArgs(b), 'retry', entry.id]);
     expect(retried.code, retried.err).toBe(0);
-    await waitFor(() => calls(b, 'note', 'ghost') === 1 && calls(b, 'needHuman', 'ghost') === 1, {
-      timeoutMs: 15_000,
-      what: `the replay of ${b.conv('ghost')}`,
-    });
+    await waitShowingCalls(
+      w,
+      businesses,
+      () => calls(b, 'note', 'ghost') === 1 && calls(b, 'needHuman', 'ghost') === 1,
+      `the replay of ${b.conv('ghost')}`,
+    );
     // Once: the same dead letter cannot be replayed a second time.
     expect((await cli([...dlq, ...businessArgs(b), 'retry', entry.id])).code).not.toBe(0);
   }
@@ -328,30 +332,58 @@ async function stop(bridge: BridgeProcess, what: string) {
   expect(code, `${what} should stop cleanly:\n${bridge.logs.slice(-20).join('\n')}`).toBe(0);
 }
 
-/** Every action once: the calls each conversation caused, counted by the emulator and the CRM. */
-function expectEveryActionOnce(w: World, b: Business) {
-  const row = (role: string) => ({
+/** The calls each conversation of a business caused, counted by the emulator and the CRM. */
+function callTable(w: World, b: Business) {
+  return ROLES.map((role) => ({
     role,
     send: calls(b, 'send', role),
     note: calls(b, 'note', role),
     needHuman: calls(b, 'needHuman', role),
     crm: w.crm.forConversation(b.conv(role)).length,
+  }));
+}
+
+/** What every action once gives, per conversation (see the comments for what each row proves). */
+const ONCE = [
+  // Greeted by the previous release; its next message is not greeted again (the once-mark).
+  { role: 'greet', send: 1, note: 0, needHuman: 0, crm: 0 },
+  // Tagged by the previous release; the tag steers its queued complaint to the VIP rule.
+  { role: 'vip', send: 0, note: 2, needHuman: 0, crm: 1 },
+  // Escalated by the previous release; its redelivered webhook acts nothing.
+  { role: 'refund', send: 0, note: 1, needHuman: 1, crm: 1 },
+  // The previous release's timer fired once, by this checkout.
+  { role: 'timer', send: 0, note: 1, needHuman: 0, crm: 0 },
+  // Dead-lettered by the previous release, replayed once by this checkout.
+  { role: 'ghost', send: 0, note: 1, needHuman: 1, crm: 1 },
+  // Queued behind the previous release's receiver, served once; redelivered, acts nothing.
+  { role: 'fresh', send: 1, note: 0, needHuman: 0, crm: 0 },
+  { role: 'plain', send: 0, note: 1, needHuman: 1, crm: 1 },
+];
+
+/**
+ * waitFor, whose timeout also shows every business's calls so far: a step that never comes (a
+ * timer that does not fire) is then seen beside what else went wrong.
+ */
+async function waitShowingCalls(
+  w: World,
+  businesses: readonly Business[],
+  probe: () => boolean,
+  what: string,
+): Promise<void> {
+  await waitFor(probe, { timeoutMs: 15_000, what }).catch((error: unknown) => {
+    const tables = businesses.map((b) => `${b.id ?? '(no businesses:)'}: ${JSON.stringify(callTable(w, b))}`);
+    throw new Error(
+      `${error instanceof Error ? error.message : String(error)}\ncalls so far (expected in the end: ${JSON.stringify(ONCE)}):\n${tables.join('\n')}`,
+      {
+        cause: error,
+      },
+    );
   });
-  expect(ROLES.map(row)).toEqual([
-    // Greeted by the previous release; its next message is not greeted again (the once-mark).
-    { role: 'greet', send: 1, note: 0, needHuman: 0, crm: 0 },
-    // Tagged by the previous release; the tag steers its queued complaint to the VIP rule.
-    { role: 'vip', send: 0, note: 2, needHuman: 0, crm: 1 },
-    // Escalated by the previous release; its redelivered webhook acts nothing.
-    { role: 'refund', send: 0, note: 1, needHuman: 1, crm: 1 },
-    // The previous release's timer fired once, by this checkout.
-    { role: 'timer', send: 0, note: 1, needHuman: 0, crm: 0 },
-    // Dead-lettered by the previous release, replayed once by this checkout.
-    { role: 'ghost', send: 0, note: 1, needHuman: 1, crm: 1 },
-    // Queued behind the previous release's receiver, served once; redelivered, acts nothing.
-    { role: 'fresh', send: 1, note: 0, needHuman: 0, crm: 0 },
-    { role: 'plain', send: 0, note: 1, needHuman: 1, crm: 1 },
-  ]);
+}
+
+/** Every action once: the calls each conversation caused, counted by the emulator and the CRM. */
+function expectEveryActionOnce(w: World, b: Business) {
+  expect(callTable(w, b)).toEqual(ONCE);
   expect(b.driver.notes(b.conv('vip'))).toEqual(['VIP noted', 'VIP complaint']);
   expect(b.driver.notes(b.conv('plain'))).toEqual(['Complaint: kecewa']);
   expect(b.driver.notes(b.conv('timer'))).toEqual(['An hour without an answer']);
