@@ -199,7 +199,7 @@ async function webhooksDelivered(businesses: readonly Business[]) {
 
 /**
  * The upgrade: the previous release's receiver and worker leave data behind, this checkout serves
- * it. Returns the businesses for the caller's own assertions.
+ * it; returns once everything has settled, for the caller to count the calls.
  */
 async function upgrade(w: World, release: PreviousRelease, businesses: readonly Business[]) {
   for (const b of businesses) {
@@ -325,6 +325,7 @@ async function upgrade(w: World, release: PreviousRelease, businesses: readonly 
     expect((await cli([...dlq, ...businessArgs(b), 'retry', entry.id])).code).not.toBe(0);
   }
   await settled(w, businesses, 'the queued events, timers, redeliveries and replays to be done');
+  expect(await unfinished(w, 'timers', ALL_STATES), 'timer jobs left').toBe(0);
 }
 
 async function stop(bridge: BridgeProcess, what: string) {
