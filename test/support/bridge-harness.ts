@@ -23,7 +23,7 @@ export interface BridgeProcess {
  * Starts `convo-bridge <mode>` from the build as a user would (node dist/cli.js ...), waits until it
  * says it is up, and keeps its output for assertions and for the failure message.
  */
-export async function spawnBridge(
+export function spawnBridge(
   mode: 'start' | 'serve' | 'work',
   configPath: string,
   env: Record<string, string>,
@@ -31,7 +31,19 @@ export async function spawnBridge(
   /** A log text that says it is up (default: "worker started" for work, else "receiver listening"). */
   upText?: string,
 ): Promise<BridgeProcess> {
-  const proc = spawn(process.execPath, [CLI, mode, '--config', configPath, ...extraArgs], {
+  return spawnBridgeFrom(CLI, mode, configPath, env, extraArgs, upText);
+}
+
+/** The same from another build's `cli.js` (the upgrade test runs the previous release's). */
+export async function spawnBridgeFrom(
+  cli: string,
+  mode: 'start' | 'serve' | 'work',
+  configPath: string,
+  env: Record<string, string>,
+  extraArgs: string[] = [],
+  upText?: string,
+): Promise<BridgeProcess> {
+  const proc = spawn(process.execPath, [cli, mode, '--config', configPath, ...extraArgs], {
     env: { ...process.env, ...env, LOG_LEVEL: env.LOG_LEVEL ?? 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
