@@ -1,5 +1,10 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../src/base/wait-for.js';
+import { runBridge } from '../../../src/bridge/run-bridge.js';
 import type { RedisTopology } from '../../../src/config/redis-topology.js';
 import { createReceiver, type Receiver } from '../../../src/receive/create-receiver.js';
 import type { EventStoreTarget } from '../../../src/receive/event-producer.js';
@@ -79,5 +84,42 @@ describe('/readyz names the Redis it cannot reach', () => {
     const port = await findFreePort();
     const error = await readyzError({ redis: { host: '127.0.0.1', port, password: PASSWORD } });
     expect(error).toBe(`Redis at 127.0.0.1:${port} does not accept writes; check that it is running`);
+  });
+
+  it.each([
+    ['start', 'does not accept writes; check that it is running'],
+    ['work', 'does not answer'],
+  ] as const)('a bridge (%s) says the same, from its config', async (mode, says) => {
+    const port = await findFreePort();
+    const dir = await mkdtemp(join(tmpdir(), 'readyz-'));
+    const config = join(dir, 'bridge.yaml');
+    await writeFile(
+      config,
+      `platform: { base_url: "http://127.0.0.1:9", auth: { scheme: headers, business_id: b, secret: s } }
+receiver: { host: 127.0.0.1, port: 0, secrets: [ "w" ] }
+redis: { url: "redis://:${PASSWORD}@127.0.0.1:${port}", prefix: ${uniqueName('t-readyz')} }
+`,
+    );
+    const bridge = await runBridge({
+      mode,
+      configPath: config,
+      env: {},
+      logger: pino({ level: 'silent' }),
+      outageReportIntervalMs: 60_000,
+      ...(mode === 'work' ? { port: 0 } : {}),
+    });
+    try {
+      const answer = await waitFor(
+        async () => {
+          const response = await fetch(`${bridge.url}/readyz`);
+          return response.status === 503 ? ((await response.json()) as { error: string }) : undefined;
+        },
+        { timeoutMs: 10_000, intervalMs: 100, what: '/readyz to answer 503' },
+      );
+      expect(answer.error).toBe(`Redis at 127.0.0.1:${port} ${says}`);
+    } finally {
+      await bridge.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
