@@ -35,7 +35,9 @@ import { findFreePort, startRedisServer } from '../src/redis/start-redis-server.
 import {
   CLI,
   cpuSeconds,
+  exitUnlessHarness,
   faults,
+  LOAD_HARNESS,
   type LoadResult,
   launcherNodeFlags,
   PROJECT_ROOT,
@@ -153,6 +155,7 @@ async function startSide(name: string, cli: string, flags: string[], config: str
 }
 
 async function main() {
+  exitUnlessHarness('bench:ab', LOAD_HARNESS);
   const ref = process.argv[2];
   if (!ref) throw new Error('usage: npm run bench:ab -- <git ref of the base, e.g. HEAD or main~1>');
   const base = await buildBase(ref);

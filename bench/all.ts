@@ -10,6 +10,7 @@ import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type CostResult, costRows } from './cost.js';
+import { exitUnlessHarness, LOAD_HARNESS } from './peers-support.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -44,6 +45,9 @@ const yes = (ok: boolean) => (ok ? 'yes' : 'NO');
 async function main() {
   const loadAtStart = loadavg().map((n) => Math.round(n * 100) / 100);
   const only = process.argv.slice(2);
+  // The cost part drives the bridge with the harness's load generator: say now, not after the others.
+  if (only.length === 0 || only.includes('cost'))
+    exitUnlessHarness('npm run bench (its cost part)', LOAD_HARNESS);
   for (const part of PARTS) if (only.length === 0 || only.includes(part)) await runPart(part);
 
   const ingest = await result<{

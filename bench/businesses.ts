@@ -4,7 +4,8 @@
  *
  * 1. Cost: one `convo-bridge start` (the launcher's V8 flags, as users start it) with a config of
  *    one business without `businesses:`, then 1, 10 and 200 businesses, each on a fresh private
- *    Redis with the append-only file on and the shared harness's fake platform API: start-up time
+ *    Redis with the append-only file on and the benches' own fake platform API (fake-platform.ts,
+ *    the shared harness's fake API's answers; no harness needed): start-up time
  *    (spawn to /readyz), idle RSS (after 5 s), config reload time (a rule's text changed, from the
  *    write to the "reloaded" log line, the watcher's 150 ms debounce included), and actions/s of
  *    the harness's rule under a closed loop of 32 in flight spread evenly over the businesses.
@@ -38,7 +39,7 @@ import {
   HARNESS_ENV,
   launcherNodeFlags,
   round,
-  startFakeApi,
+  startOwnFakePlatform,
   statusMb,
   textTable,
 } from './peers-support.js';
@@ -64,6 +65,9 @@ const RULES = `rules:
     then:
       - reply: { text: "Terima kasih, pesan Anda sudah kami terima." }
 `;
+
+/** The platform account the fake accepts: a business given another secret is refused (its 401 storm). */
+const PLATFORM_ACCOUNT = { business: HARNESS_ENV.BUSINESS_ID, secret: HARNESS_ENV.SECRET_KEY };
 
 const idOf = (i: number) => `b${String(i).padStart(3, '0')}`;
 
@@ -145,7 +149,7 @@ async function measureCost(count: number, dir: string): Promise<CostRow> {
   try {
     const redis = await startRedisServer({ appendOnly: true });
     stops.push(() => redis.stop());
-    const api = await startFakeApi(await findFreePort());
+    const api = await startOwnFakePlatform(await findFreePort(), PLATFORM_ACCOUNT);
     stops.push(() => stopChild(api.child));
     const config = join(dir, `bridge-${count}.yaml`);
     await writeFile(config, configOf(count));
@@ -227,7 +231,7 @@ async function measureIsolation(
     const redis = await startRedisServer({ appendOnly: true });
     stops.push(() => redis.stop());
     const apiPort = await findFreePort();
-    const api = await startFakeApi(apiPort);
+    const api = await startOwnFakePlatform(apiPort, PLATFORM_ACCOUNT);
     stops.push(() => stopChild(api.child));
     const config = join(dir, 'isolation.yaml');
     // The fourth business's platform account: refused in the storm (the fake API checks the secret).

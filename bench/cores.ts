@@ -28,8 +28,10 @@ import { findFreePort, startRedisServer } from '../src/redis/start-redis-server.
 import { CannotRun, ensureNodeRed, PEERS_DIR, refuseIfPeersRunning } from './peers-install.js';
 import {
   cpuSeconds,
+  exitUnlessHarness,
   faults,
   HARNESS_DIR,
+  LOAD_HARNESS,
   PROJECT_ROOT,
   round,
   runLoad,
@@ -264,6 +266,7 @@ function budget(rows: CoresRow[], dup: number) {
 }
 
 async function main(): Promise<number> {
+  exitUnlessHarness('bench:cores', [...LOAD_HARNESS, 'run-node-red.sh']);
   const loadAtStart = loadavg().map((n) => round(n, 2));
   const startedAt = new Date().toISOString();
   await refuseIfPeersRunning();

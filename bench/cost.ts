@@ -24,7 +24,9 @@ import { Redis } from 'ioredis';
 import { startRedisServer } from '../src/redis/start-redis-server.js';
 import {
   cpuSeconds,
+  exitUnlessHarness,
   faults,
+  LOAD_HARNESS,
   launcherNodeFlags,
   parseCommandstats,
   parseCpu,
@@ -309,6 +311,7 @@ export function costRows(r: CostResult): { measure: string; value: string; goal:
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  exitUnlessHarness('bench:cost', LOAD_HARNESS);
   const result = await runCostBench();
   const l = result.load;
   console.log(

@@ -11,7 +11,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startRedisServer } from '../src/redis/start-redis-server.js';
-import { faults, type LoadResult, round, runLoad, startBridgeStack } from './peers-support.js';
+import {
+  exitUnlessHarness,
+  faults,
+  LOAD_HARNESS,
+  type LoadResult,
+  round,
+  runLoad,
+  startBridgeStack,
+} from './peers-support.js';
 
 export const OPEN_LOOP_P99_GOAL_MS = 50;
 
@@ -86,5 +94,6 @@ export function openLoopLine(o: OpenLoopResult): string {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  exitUnlessHarness('bench:peers (its open-loop part)', LOAD_HARNESS);
   console.log(openLoopLine(await runOpenLoop()));
 }

@@ -5,7 +5,7 @@
  * through a schema. The harness files are used as they are; nothing here writes into that folder.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
@@ -19,6 +19,36 @@ export const PROJECT_ROOT = resolve(here, '..');
 export const CLI = join(PROJECT_ROOT, 'dist', 'cli.js');
 /** The shared harness, `../shared/peers` from the project root (PEERS_HARNESS_DIR overrides). */
 export const HARNESS_DIR = process.env.PEERS_HARNESS_DIR ?? resolve(PROJECT_ROOT, '..', 'shared', 'peers');
+
+/** The harness's files a bench may use. */
+export type HarnessFile =
+  | 'fake-api.mjs'
+  | 'load.mjs'
+  | 'bridge.yaml'
+  | 'bench-matrix.sh'
+  | 'run-node-red.sh'
+  | 'summarize.mjs'
+  | 'raw-ack.mjs'
+  | 'ref-bridge.mjs';
+
+/** The side-by-side harness, or a file of it, is not where the benches look for it. */
+export class HarnessMissingError extends Error {
+  override readonly name = 'HarnessMissingError';
+}
+
+/**
+ * Throws at once, before anything starts, when the harness lacks a file `bench` needs: it lives
+ * beside this repository in the workspace where the published figures were measured, not in a
+ * clone, and without this check a bench waited 20 s for a fake API that could not start.
+ */
+export function requireHarness(bench: string, files: readonly HarnessFile[], dir = HARNESS_DIR): void {
+  const missing = files.filter((file) => !existsSync(join(dir, file)));
+  if (missing.length === 0) return;
+  const what = existsSync(dir) ? `${dir} lacks ${missing.join(', ')}` : `${dir} does not exist`;
+  throw new HarnessMissingError(
+    `${bench} needs the side-by-side harness (${files.join(', ')}), and ${what}. The benches look for it in ../shared/peers from the project root (the workspace's shared folder); set PEERS_HARNESS_DIR=DIR to point at a copy. bench:businesses, bench:forget, bench:rules, bench:ingest, bench:e2e and bench:rate need no harness.`,
+  );
+}
 
 /** The credentials the harness's fake API and load generator use (its README, bench-matrix.sh). */
 export const HARNESS_ENV = {
@@ -93,12 +123,27 @@ export function portIsFree(port: number): Promise<boolean> {
   });
 }
 
+/** A bench's first step: when the harness lacks what it needs, say so and exit 2 before starting anything. */
+export function exitUnlessHarness(bench: string, files: readonly HarnessFile[]): void {
+  try {
+    requireHarness(bench, files);
+  } catch (error) {
+    if (!(error instanceof HarnessMissingError)) throw error;
+    process.stderr.write(`${bench}: ${error.message}\n`);
+    process.exit(2);
+  }
+}
+
+/** What the benches that drive the bridge with the harness's load generator use of it. */
+export const LOAD_HARNESS: readonly HarnessFile[] = ['fake-api.mjs', 'load.mjs', 'bridge.yaml'];
+
 /**
  * The harness's bridge.yaml with `receiver.host: 127.0.0.1` added: the file leaves the host to
  * the bridge's default (0.0.0.0), and these benches listen on loopback only. Everything else
  * (rules, platform form, auth) is the harness's file as it is, read afresh on each run.
  */
 export async function writeLoopbackBridgeConfig(dir: string): Promise<string> {
+  requireHarness('this bench', ['bridge.yaml']);
   const source = await readFile(join(HARNESS_DIR, 'bridge.yaml'), 'utf8');
   if (!/^receiver:\s*$/m.test(source) || /^\s+host:/m.test(source)) {
     throw new Error(
@@ -121,10 +166,39 @@ export async function writeLoopbackBridgeConfig(dir: string): Promise<string> {
 
 /** The harness's fake platform API on 127.0.0.1:port, ready when /healthz answers. */
 export async function startFakeApi(port: number) {
+  requireHarness('this bench', ['fake-api.mjs']);
   const api = spawnNode([join(HARNESS_DIR, 'fake-api.mjs')], { PORT: String(port), HOST: '127.0.0.1' });
+  return { ...api, url: await readyOrExited(api, port, 'the fake API') };
+}
+
+/**
+ * The project's own fake platform (bench/fake-platform.ts, the harness's fake API's answers and
+ * `/_stats`) on 127.0.0.1:port, as a child process: for benches that need no other part of the
+ * harness, so that they run from any clone. `expect`: the credentials it accepts (else any).
+ */
+export async function startOwnFakePlatform(port: number, expect?: { business: string; secret: string }) {
+  const api = spawnNode(['--import', 'tsx', join(PROJECT_ROOT, 'bench', 'fake-platform.ts')], {
+    PORT: String(port),
+    ...(expect ? { EXPECT_BUSINESS: expect.business, EXPECT_SECRET: expect.secret } : {}),
+  });
+  return { ...api, url: await readyOrExited(api, port, 'the fake platform') };
+}
+
+/** Its URL once GET /healthz answers; rejects at once with its output when the process exits first. */
+async function readyOrExited(api: ReturnType<typeof spawnNode>, port: number, what: string): Promise<string> {
   const url = `http://127.0.0.1:${port}`;
-  await waitUntilOk(`${url}/healthz`, `the fake API to start: ${api.output()}`);
-  return { ...api, url };
+  let onExit: (() => void) | undefined;
+  const exited = new Promise<never>((_, reject) => {
+    onExit = () => reject(new Error(`${what} exited before it answered: ${api.output()}`));
+    api.child.once('exit', onExit);
+  });
+  try {
+    await Promise.race([waitUntilOk(`${url}/healthz`, `${what} to start: ${api.output()}`), exited]);
+  } finally {
+    if (onExit) api.child.off('exit', onExit);
+    exited.catch(() => undefined);
+  }
+  return url;
 }
 
 /**
@@ -189,6 +263,7 @@ export async function startBridgeStack(
  * `timeoutMs` (its own --timeout bounds the drain; this bounds everything else).
  */
 export function runLoad(args: string[], timeoutMs: number): Promise<LoadResult> {
+  requireHarness('this bench', ['load.mjs']);
   return new Promise((resolveRun, reject) => {
     const child = spawn(process.execPath, [join(HARNESS_DIR, 'load.mjs'), ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],

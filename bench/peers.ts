@@ -13,8 +13,10 @@ import {
 } from './peers-install.js';
 import { OPEN_LOOP_P99_GOAL_MS, type OpenLoopResult, openLoopLine, runOpenLoop } from './peers-rate.js';
 import {
+  exitUnlessHarness,
   faults,
   HARNESS_DIR,
+  LOAD_HARNESS,
   type LoadResult,
   PROJECT_ROOT,
   parseLoadResult,
@@ -134,6 +136,7 @@ function goals(rows: PeerRow[], openLoop: OpenLoopResult | undefined): Goal[] {
 const cell = (v: number | null | undefined) => (v === null || v === undefined ? '-' : String(v));
 
 async function main(): Promise<number> {
+  exitUnlessHarness('bench:peers', [...LOAD_HARNESS, 'bench-matrix.sh', 'run-node-red.sh', 'summarize.mjs']);
   const loadAtStart = loadavg().map((n) => round(n, 2));
   const startedAt = new Date().toISOString();
   if (!existsSync(join(PROJECT_ROOT, 'dist', 'cli.js'))) {

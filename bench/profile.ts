@@ -19,7 +19,9 @@ import { fileURLToPath } from 'node:url';
 import { startRedisServer } from '../src/redis/start-redis-server.js';
 import {
   cpuSeconds,
+  exitUnlessHarness,
   faults,
+  LOAD_HARNESS,
   launcherNodeFlags,
   round,
   runLoad,
@@ -147,6 +149,7 @@ function gcTracker() {
 }
 
 async function main() {
+  exitUnlessHarness('bench:profile', LOAD_HARNESS);
   const flagsEnv = process.env.PROFILE_NODE_FLAGS;
   const flags = flagsEnv === undefined ? launcherNodeFlags() : flagsEnv.split(' ').filter(Boolean);
   const work = await mkdtemp(join(tmpdir(), 'convo-bridge-profile-'));

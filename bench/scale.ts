@@ -26,8 +26,10 @@ import { startRedisCluster } from '../tools/redis/redis-topology.js';
 import {
   CLI,
   cpuSeconds,
+  exitUnlessHarness,
   faults,
   HARNESS_ENV,
+  LOAD_HARNESS,
   launcherNodeFlags,
   parseCommandstats,
   parseCpu,
@@ -312,6 +314,7 @@ export function scaleTable(result: ScaleResult): string {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  exitUnlessHarness('bench:scale', LOAD_HARNESS);
   const result = await runScaleBench();
   console.log(
     `bench:scale, ${result.events} events per configuration (${CONCURRENCY} in flight), ${result.cores} cores, load average at start ${result.loadAtStart.join(' ')}`,

@@ -35,6 +35,7 @@ import {
 import { connectControlRedis } from './control-redis.js';
 import { startHealthServer } from './health-server.js';
 import { claimLayoutInBackground } from './layout-claim.js';
+import { explainListenFailure } from './listen-error.js';
 import { registerQueueGauges } from './queue-gauges.js';
 import { createReadiness } from './readiness.js';
 import { registerRedisGauges } from './redis-gauges.js';
@@ -51,6 +52,11 @@ export interface RunBridgeOptions {
   env?: NodeJS.ProcessEnv;
   /** `work` only: serve /healthz, /readyz and /metrics on this port (none when omitted). */
   port?: number;
+  /**
+   * Where the receiver's port came from, for the error of a taken port, when not the config's own
+   * `receiver.port` (the demo sets it from its `--port`).
+   */
+  portSetting?: { setting: string; change: string };
   logger?: Logger;
   /** Install SIGTERM/SIGINT handlers (the CLI does; tests that embed the bridge may not). */
   handleSignals?: boolean;
@@ -295,7 +301,18 @@ async function startHttp(
     registry,
     readiness,
     details,
-  ).catch((error: unknown) => failStart(error, base, composed));
+  ).catch((error: unknown) =>
+    failStart(
+      explainListenFailure(error, {
+        host: config.receiver.host,
+        port: options.port ?? 0,
+        setting: 'work --port',
+        change: 'pass another --port (0 for any free one)',
+      }),
+      base,
+      composed,
+    ),
+  );
   const address = server.address() as AddressInfo;
   return {
     url: `http://${config.receiver.host}:${address.port}`,
@@ -336,7 +353,21 @@ async function startReceiver(
   });
   const listening = await receiver
     .listen(config.receiver.port, config.receiver.host)
-    .catch((error: unknown) => failStart(error, base, composed, receiver));
+    .catch((error: unknown) =>
+      failStart(
+        explainListenFailure(error, {
+          host: config.receiver.host,
+          port: config.receiver.port,
+          ...(base.options.portSetting ?? {
+            setting: `receiver.port in ${base.options.configPath}`,
+            change: 'set receiver.port to another port (0 for any free one)',
+          }),
+        }),
+        base,
+        composed,
+        receiver,
+      ),
+    );
   if (businesses) {
     log.info(
       { url: listening.url, businesses: businesses.length },

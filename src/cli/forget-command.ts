@@ -261,7 +261,17 @@ function formatOutput(output: ForgetOutput, target: RedisTarget): string {
       );
     }
   }
-  if (output.conversations.length === 0)
-    lines.push('nothing to forget: no stored conversation holds that customer');
+  if (output.conversations.length === 0) lines.push(nothingElse(output, verb));
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * The closing line when no conversation holds the customer: the quarantined bodies erased are then
+ * everything the bridge held about them, which the record of the request must say, not "nothing".
+ */
+function nothingElse(output: ForgetOutput, verb: string): string {
+  const bodies = output.quarantineWithoutConversation;
+  if (bodies === 0)
+    return 'nothing to forget: no stored conversation or quarantined body holds that customer';
+  return `no stored conversation holds that customer: the ${bodies} quarantined body(ies) above ${output.dryRun ? 'are' : 'were'} all the bridge held about them (${verb})`;
 }

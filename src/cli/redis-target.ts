@@ -358,6 +358,5 @@ export function prefixOfKeyStart(start: string): string {
 /** How every Redis-reading command finds Redis, for its --help. */
 export const REDIS_TARGET_HELP = `Redis: --config (or config/bridge.yaml, then $CONVO_BRIDGE_CONFIG) gives redis.url and redis.prefix,
 as for start; --redis-url and --prefix override them (redis://host:port/N: database N, default 0).
-Unreachable Redis: exit 2 within 5 s; a database the server refuses: exit 1. Nothing is written
-by list, show, export or reshard --check.
+Unreachable Redis: exit 2 within 5 s; a database the server refuses: exit 1.
 With businesses, --business ID says whose entries (required when the config has several).`;

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { registerBacktestCommand } from './backtest-command.js';
+import { addWritesHelp } from './command-writes.js';
 import { registerDemoCommand } from './demo-command.js';
 import { registerDlqCommand } from './dlq-command.js';
 import { registerEmulatorCommand } from './emulator-command.js';
@@ -38,4 +39,5 @@ export function registerCommands(program: Command, io: CliIo): void {
   registerEmulatorCommand(program, io);
   registerDemoCommand(program, io);
   registerSendTestWebhookCommand(program, io);
+  addWritesHelp(program);
 }

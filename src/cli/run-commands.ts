@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { BridgeListenError } from '../bridge/listen-error.js';
 import { type BridgeMode, runBridge } from '../bridge/run-bridge.js';
 import { ConfigError } from '../config/config-error.js';
 import { resolveConfigPath } from '../config/resolve-config-path.js';
@@ -71,6 +72,9 @@ config, 2 a port unavailable. Redis down is not an exit: the process stays up (/
           });
         } catch (error) {
           if (error instanceof ConfigError) throw new CliError(error.message, { cause: error });
+          if (error instanceof BridgeListenError) {
+            throw new CliError(error.message, { exitCode: EXIT.unavailable, cause: error });
+          }
           if (error instanceof Error && 'code' in error && error.code === 'EADDRINUSE') {
             throw new CliError(`the port is already in use: ${error.message}`, {
               exitCode: EXIT.unavailable,

@@ -77,6 +77,30 @@ function isSuccess(body: string): boolean {
   }
 }
 
+/**
+ * Where webhooks go, read from the receiver's 404 answer: a bridge of one business names its path;
+ * a bridge of several names none (a stranger would learn which businesses it serves), so the hint
+ * says how the config gives them and where to read them.
+ */
+function wrongPathHint(body: string): string {
+  let error = '';
+  try {
+    const parsed: unknown = JSON.parse(body);
+    if (typeof parsed === 'object' && parsed !== null) {
+      const value = (parsed as { error?: unknown }).error;
+      if (typeof value === 'string') error = value;
+    }
+  } catch {
+    // Not the bridge's JSON: fall through to the general hint.
+  }
+  const single = /webhooks are POSTed to (\S+)$/.exec(error);
+  if (single) return `this receiver takes webhooks at ${single[1]} (its receiver.path)`;
+  if (error.includes('no business of this bridge')) {
+    return 'this bridge serves several businesses, each at its own receiver.path (/webhooks/<id> unless its entry sets one); `convo-bridge validate --config FILE` lists them (`webhook PATH` under each business)';
+  }
+  return "a bridge listens on receiver.path, /webhooks/platform by default, or with businesses: on each business's path, /webhooks/<id> by default; `convo-bridge validate --config FILE` lists them";
+}
+
 export function registerSendTestWebhookCommand(program: Command, io: CliIo): void {
   program
     .command('send-test-webhook')
@@ -141,7 +165,7 @@ export function registerSendTestWebhookCommand(program: Command, io: CliIo): voi
           status === 401
             ? ' (the secret does not match: use the value of receiver.secrets / WEBHOOK_SECRET)'
             : status === 404
-              ? ' (wrong path: the receiver listens on receiver.path, /webhooks/platform by default)'
+              ? ` (wrong path: ${wrongPathHint(body)})`
               : '';
         throw new CliError(`the receiver did not answer {"success":true}${hint}`, {
           exitCode: EXIT.invalidInput,

@@ -207,6 +207,8 @@ async function startDemoBridge(options: {
       handleSignals: false,
       now: clock.date,
       logger,
+      // The demo's config takes the bridge's port from its own --port (PORT).
+      portSetting: { setting: 'demo --port', change: 'pass another --port, or none for any free port' },
     });
   } catch (error) {
     throw new DemoError(

@@ -67,6 +67,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     effectsFor,
     tracing,
     probe: () => producer.probe(),
+    redisAddress: producer.address,
     readiness: options.readiness,
     readinessDetails: options.readinessDetails,
     metrics: options.metrics,

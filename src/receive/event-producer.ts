@@ -10,7 +10,12 @@ import { keptJobs } from '../queue/job-options.js';
 import { createKeyLayout, type KeyLayout, type QueueShard } from '../queue/key-layout.js';
 import { type BridgeKeys, QUEUE_NAMES } from '../queue/redis-keys.js';
 import { closeConnection } from '../redis/close-connection.js';
-import { createRedisClient, type RedisClient, singleRedis } from '../redis/redis-connection.js';
+import {
+  createRedisClient,
+  describeTopology,
+  type RedisClient,
+  singleRedis,
+} from '../redis/redis-connection.js';
 import { type PrimaryWatch, watchUnreachablePrimaries } from '../redis/watch-unreachable-primaries.js';
 import { createGroupCommit } from './group-commit.js';
 import { DEFAULT_RETENTION, RECEIVER_DEFAULTS } from './receiver-defaults.js';
@@ -70,6 +75,8 @@ export interface EventProducerOptions extends EventStoreTarget {
 
 export interface EventProducer {
   readonly redis: RedisClient;
+  /** Where Redis is, in words for messages (the nodes tried; never a password). */
+  readonly address: string;
   /** Keys of no conversation (quarantine, health). */
   readonly keys: BridgeKeys;
   readonly layout: KeyLayout;
@@ -100,6 +107,7 @@ export interface EventProducer {
  */
 export function createEventProducer(options: EventProducerOptions): EventProducer {
   const redis = connectProducerRedis(options);
+  const address = describeStoreTarget(options);
   const layout = options.layout ?? createKeyLayout({ prefix: options.prefix, shards: 1, tagged: false });
   const keys = layout.global;
   let closing: Promise<void> | undefined;
@@ -122,6 +130,7 @@ export function createEventProducer(options: EventProducerOptions): EventProduce
 
   return {
     redis,
+    address,
     keys,
     layout,
     queue: (shard = 0) => (queues[shard] ?? (queues[0] as ShardQueue)).current(),
@@ -186,6 +195,14 @@ function ingestPerBusiness(
  * creates (measured: a lone GET cost 140-170 us of CPU through it, 45-55 us without; bench:ab
  * with the shared harness's load: bridge CPU x0.96, Redis CPU unchanged).
  */
+/** The Redis of a target in words: its topology's nodes, or the host and port of plain ioredis options. */
+export function describeStoreTarget(target: EventStoreTarget): string {
+  if (target.topology !== undefined) return describeTopology(target.topology);
+  if (target.redisUrl !== undefined) return describeTopology(singleRedis(target.redisUrl));
+  const { host = 'localhost', port = 6379, path } = target.redis ?? {};
+  return path === undefined ? `${host}:${port}` : path;
+}
+
 function connectProducerRedis(options: EventProducerOptions): RedisClient {
   const { logger } = options;
   const redisOptions: RedisOptions = {

@@ -7,6 +7,8 @@ import { JSON_TYPE } from './send-reply.js';
 export interface HealthRoutesDeps {
   /** A real write to Redis (EventProducer.probe). */
   probe: () => Promise<void>;
+  /** Where Redis is, in words (EventProducer.address), so that a failed probe names what was tried. */
+  redisAddress: string;
   /** The caller's extra readiness condition (ReceiverOptions.readiness). */
   readiness: (() => string | null | Promise<string | null>) | undefined;
   /** More for the body of `/readyz` (ReceiverOptions.readinessDetails). */
@@ -18,7 +20,7 @@ export interface HealthRoutesDeps {
 
 /** `GET /healthz` (the process answers), `GET /readyz` (Redis takes writes, and the caller's condition), `GET /metrics`. */
 export function mountHealthRoutes(app: Express, deps: HealthRoutesDeps): void {
-  const { probe, readiness, readinessDetails, metrics, log } = deps;
+  const { probe, redisAddress, readiness, readinessDetails, metrics, log } = deps;
   app.get('/healthz', (_req, res) => {
     res.status(200).set('content-type', JSON_TYPE).send('{"status":"ok"}');
   });
@@ -39,14 +41,14 @@ export function mountHealthRoutes(app: Express, deps: HealthRoutesDeps): void {
         .set('content-type', JSON_TYPE)
         .send(details === undefined ? '{"status":"ready"}' : JSON.stringify({ status: 'ready', ...details }));
     } catch (error) {
-      log.warn({ err: describeError(error) }, 'not ready: Redis does not accept writes');
+      log.warn({ err: describeError(error) }, `not ready: Redis at ${redisAddress} does not accept writes`);
       res
         .status(503)
         .set('content-type', JSON_TYPE)
         .send(
           JSON.stringify({
             status: 'unavailable',
-            error: 'Redis does not accept writes; check that it is running',
+            error: `Redis at ${redisAddress} does not accept writes; check that it is running`,
           }),
         );
     }

@@ -57,10 +57,24 @@ ${extra}`;
       await writeFile(file, config(busyPort));
       const result = await run([mode, '--config', file]);
       expect(result.code).toBe(2);
-      expect(result.stderr).toContain('the port is already in use');
+      // Names the setting that chose the port and how to change it.
+      expect(result.stderr).toBe(
+        `convo-bridge: cannot listen on 127.0.0.1:${busyPort} (receiver.port in ${file}): the port is already in use by another process; stop it, or set receiver.port to another port (0 for any free one)\n`,
+      );
       expect(result.ms).toBeLessThan(15_000);
     },
   );
+
+  it('work --port exits 2 naming --port when that port is taken', async () => {
+    const file = join(dir, 'busy-work.yaml');
+    await writeFile(file, config(0));
+    const result = await run(['work', '--config', file, '--port', String(busyPort)]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      `convo-bridge: cannot listen on 127.0.0.1:${busyPort} (work --port): the port is already in use by another process; stop it, or pass another --port (0 for any free one)\n`,
+    );
+    expect(result.ms).toBeLessThan(15_000);
+  });
 
   it('exits 1 with file:line:column for an invalid config', async () => {
     const file = join(dir, 'bad.yaml');

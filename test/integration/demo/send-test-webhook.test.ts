@@ -135,7 +135,7 @@ describe('convo-bridge send-test-webhook against a real receiver (real Redis)', 
       () => ['--url', url.replace('/webhooks/platform', '/hooks'), '--secret', SECRET],
       1,
       'HTTP 404',
-      'convo-bridge: the receiver did not answer {"success":true} (wrong path: the receiver listens on receiver.path, /webhooks/platform by default)\n',
+      'convo-bridge: the receiver did not answer {"success":true} (wrong path: this receiver takes webhooks at /webhooks/platform (its receiver.path))\n',
     ],
   ])('%s: exit 1 with the status, the body and a hint', async (_name, extra, code, status, stderr) => {
     const args = extra();
@@ -146,6 +146,25 @@ describe('convo-bridge send-test-webhook against a real receiver (real Redis)', 
     expect(result.stdout).toContain('"success":false');
     expect(result.stderr).toBe(stderr);
     expect(await storedEvents()).toEqual([]);
+  });
+
+  it('a wrong path on a bridge of several businesses: the hint says where their paths come from and how to list them', async () => {
+    const several = createReceiver({
+      businesses: [{ id: 'toko-a', path: '/webhooks/toko-a', secrets: [SECRET] }],
+      redisUrl: testRedisUrl(),
+      prefix,
+    });
+    try {
+      const base = (await several.listen(0, '127.0.0.1')).url;
+      const result = await cli(['send-test-webhook', '--url', `${base}/webhooks/nobody`, '--secret', SECRET]);
+      expect(result.code).toBe(1);
+      expect(result.stdout).toContain('HTTP 404');
+      expect(result.stderr).toBe(
+        'convo-bridge: the receiver did not answer {"success":true} (wrong path: this bridge serves several businesses, each at its own receiver.path (/webhooks/<id> unless its entry sets one); `convo-bridge validate --config FILE` lists them (`webhook PATH` under each business))\n',
+      );
+    } finally {
+      await several.close();
+    }
   });
 
   it('exit 2 when nothing listens at the URL', async () => {
