@@ -43,7 +43,9 @@ export async function forgetDeadLetters(
       const id = chunk[j] as string;
       const entry = parseJson(raw);
       if (!isObject(entry)) continue;
-      if (belongsTo({ conversationId: entry.conversationId, business: businessOf(entry) }, ref)) {
+      if (
+        belongsTo({ conversationId: entry.conversationId, business: businessOf(entry) ?? undefined }, ref)
+      ) {
         share.erased += 1;
         if (typeof entry.eventKey === 'string') share.eventKeys.push(entry.eventKey);
         // A timer's or a burst's run state (kept for the replay) is keyed by its id (issue 28).
