@@ -65,7 +65,7 @@ export class ForgetBusyError extends ConvoBridgeError {
 }
 
 /**
- * Erases everything the bridge holds about one conversation (issue 27): its state (facts,
+ * Erases everything the bridge holds about one conversation: its state (facts,
  * once-marks, cooldowns, sent-text marks, timer registrations) and order, its pending timers (their
  * jobs go, and with their registrations gone they could not fire anyway), the data of its jobs in
  * every state (batches shared with other conversations are rewritten without its events), BullMQ's
