@@ -375,10 +375,7 @@ async function settleFailedRuns(batch: EventBatch, runFailures: readonly EventRu
 
 /** How long a job held for room in its business's fair share sleeps unless woken first. */
 const ROOM_RECHECK_MS = 10_000;
-/**
- * How long a job with events (or a timer) of a business this worker does not serve sleeps before it
- * looks again (businesses/business-table.ts holds timers by it too).
- */
+/** How long a job with events of a business this worker does not serve sleeps before it looks again. */
 export const UNKNOWN_BUSINESS_RECHECK_MS = 5 * 60_000;
 
 /**
