@@ -1,10 +1,13 @@
-// `npm run check:structure`: keeps the house tidy (issue 25). It fails when src/
+// `npm run check:structure`: keeps the house tidy. It fails when src/
 //   - has an import circle (static imports, re-exports and literal dynamic imports alike),
 //   - has a file that no entry point of the package reaches (src/cli.ts, src/index.ts),
 //   - has a function longer than MAX_FUNCTION_LINES lines (a factory whose body is one long
 //     closure counts whole: it is several functions waiting to be named),
+//   - has sub-folders of one folder (or folders of src/) that depend on each other in a circle,
+//     even when no single file circle ties them (worker/processor/ <-> worker/bursts/),
 //   - has an import that points against the layers (pure core <- worker/receiver <- composition
-//     root <- CLI; see LAYERS below).
+//     root <- CLI; see LAYERS below), or between folders of one layer that SAME_LAYER_IMPORTS does
+//     not allow (the emulator and the platform client never import each other).
 // It reads the sources with TypeScript's parser, so it needs no build. `--json` prints the
 // findings as JSON (for a test or a script), `--report` also lists the longest functions.
 import { readdirSync, readFileSync } from 'node:fs';
@@ -16,8 +19,9 @@ export const MAX_FUNCTION_LINES = 120;
 export const ENTRY_POINTS = ['src/cli.ts', 'src/index.ts', 'src/healthcheck.ts'];
 
 /**
- * The layers of src/, lowest first. A file may import from its own layer or a lower one, never from
- * a higher one. Folders not named here are an error, so that a new folder gets a place on purpose.
+ * The layers of src/, lowest first. A file may import from a lower layer, never from a higher one;
+ * folders of one layer are siblings that import each other only where SAME_LAYER_IMPORTS says so.
+ * Folders not named here are an error, so that a new folder gets a place on purpose.
  */
 export const LAYERS: readonly (readonly string[])[] = [
   // Leaf helpers that import nothing of the project: the error base, durations, WIB times.
@@ -26,15 +30,16 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['events'],
   ['rules'],
   ['config'],
-  // Edges every adapter uses: logging and tracing, the platform client, Redis connections.
-  ['observe', 'platform', 'redis'],
+  // Edges every adapter uses: logging and tracing, the platform client, Redis connections; and the
+  // emulator, the other reading of the platform's interface document beside the client.
+  ['observe', 'platform', 'redis', 'emulator'],
   // The queue's key layout and jobs, then the adapters on either side of it.
   ['queue'],
-  ['receive', 'worker', 'forward', 'emulator'],
+  ['receive', 'worker', 'forward'],
   // What is built on the worker's pieces: recorded events and backtests, then rule tests.
   ['record'],
   ['rules-test'],
-  // Erasure of one conversation's or customer's data across every store (issue 27).
+  // Erasure of one conversation's or customer's data across every store.
   ['privacy'],
   // The composition root, and the demo that runs whole bridges.
   ['bridge'],
@@ -43,8 +48,28 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['cli'],
 ];
 
+/**
+ * The imports allowed between folders of one layer (importer -> imported). Any other is refused:
+ * the platform client and the emulator are two independent readings of the interface document (the
+ * conformance suite between them catches a misreading only if they share none), and the receiver
+ * and the worker meet only through the queue.
+ */
+export const SAME_LAYER_IMPORTS: Readonly<Record<string, readonly string[]>> = {
+  // The client logs and traces its calls.
+  platform: ['observe'],
+  // Forwarding to a destination is one of the worker's actions.
+  worker: ['forward'],
+};
+
 export interface Finding {
-  readonly kind: 'circle' | 'folder-circle' | 'unreachable' | 'long-function' | 'layer' | 'unknown-folder';
+  readonly kind:
+    | 'circle'
+    | 'folder-circle'
+    | 'unreachable'
+    | 'long-function'
+    | 'layer'
+    | 'same-layer'
+    | 'unknown-folder';
   readonly message: string;
 }
 
@@ -184,6 +209,66 @@ function layerOf(folder: string): number | undefined {
   return layer === -1 ? undefined : layer;
 }
 
+/** The folder a file sits in, relative to root ('' for root itself), and every folder above it. */
+function foldersAbove(root: string, file: string): string[] {
+  const parts = path.posix.relative(root, file).split('/').slice(0, -1);
+  return parts.map((_, i) => parts.slice(0, i).join('/')).concat(parts.join('/'));
+}
+
+/** The child of `folder` that holds `file` (a sub-folder, ending in '/', or the file itself), or undefined. */
+function unitIn(root: string, folder: string, file: string): string | undefined {
+  const relative = path.posix.relative(root, file);
+  const inside =
+    folder === ''
+      ? relative
+      : relative.startsWith(`${folder}/`)
+        ? relative.slice(folder.length + 1)
+        : undefined;
+  if (inside === undefined) return undefined;
+  const [head = '', ...rest] = inside.split('/');
+  const prefix = folder === '' ? '' : `${folder}/`;
+  return rest.length > 0 ? `${prefix}${head}/` : `${prefix}${head}`;
+}
+
+/**
+ * Circles among the children of every folder (its sub-folders and files taken as units): the
+ * folders of src/, and the sub-folders of one folder (worker/processor/ and worker/bursts/), must
+ * not depend on each other both ways even when no single file circle ties them. A circle of files
+ * alone is reported as an import circle already, so only circles holding a sub-folder are named,
+ * each with the imports that tie it.
+ */
+function findFolderCircles(root: string, graph: ReadonlyMap<string, readonly string[]>): string[] {
+  const folders = new Set<string>();
+  for (const file of graph.keys()) for (const folder of foldersAbove(root, file)) folders.add(folder);
+  const messages: string[] = [];
+  for (const folder of [...folders].sort()) {
+    const units = new Map<string, string[]>();
+    const ties = new Map<string, string>();
+    for (const [file, imports] of graph) {
+      const from = unitIn(root, folder, file);
+      if (from === undefined) continue;
+      const targets = units.get(from) ?? [];
+      units.set(from, targets);
+      for (const target of imports) {
+        const to = unitIn(root, folder, target);
+        if (to === undefined || to === from) continue;
+        if (!targets.includes(to)) targets.push(to);
+        if (!ties.has(`${from}|${to}`)) ties.set(`${from}|${to}`, `${file} -> ${target}`);
+      }
+    }
+    for (const circle of findCircles(units)) {
+      if (!circle.some((unit) => unit.endsWith('/'))) continue;
+      const tied = [...ties].filter(
+        ([pair]) => circle.includes(pair.split('|')[0] ?? '') && circle.includes(pair.split('|')[1] ?? ''),
+      );
+      messages.push(
+        `folders depend on each other: ${circle.join(' <-> ')} (${tied.map(([, tie]) => tie).join('; ')}): move the shared piece into a module both import, or pass the function in`,
+      );
+    }
+  }
+  return messages;
+}
+
 export function checkStructure(root = 'src'): StructureReport {
   const files = listSources(root);
   const known = new Set(files);
@@ -200,22 +285,8 @@ export function checkStructure(root = 'src'): StructureReport {
     findings.push({ kind: 'circle', message: `import circle: ${circle.join(' -> ')}` });
   }
 
-  // Folders too: two folders of one layer must not depend on each other both ways.
-  const folderGraph = new Map<string, string[]>();
-  for (const [file, imports] of graph) {
-    const from = folderOf(root, file);
-    const targets = folderGraph.get(from) ?? [];
-    for (const target of imports) {
-      const to = folderOf(root, target);
-      if (to !== from && !targets.includes(to)) targets.push(to);
-    }
-    folderGraph.set(from, targets);
-  }
-  for (const circle of findCircles(folderGraph)) {
-    findings.push({
-      kind: 'folder-circle',
-      message: `folders depend on each other: ${circle.map((folder) => `${folder || '.'}/`).join(' <-> ')}`,
-    });
+  for (const circle of findFolderCircles(root, graph)) {
+    findings.push({ kind: 'folder-circle', message: circle });
   }
 
   const reached = new Set<string>();
@@ -260,6 +331,15 @@ export function checkStructure(root = 'src'): StructureReport {
         findings.push({
           kind: 'layer',
           message: `${file} imports ${target}: ${fromFolder}/ (layer ${fromLayer}) may not depend on ${toFolder}/ (layer ${toLayer}); move the shared piece down to its owner`,
+        });
+      } else if (
+        toLayer === fromLayer &&
+        toFolder !== fromFolder &&
+        !SAME_LAYER_IMPORTS[fromFolder]?.includes(toFolder)
+      ) {
+        findings.push({
+          kind: 'same-layer',
+          message: `${file} imports ${target}: ${fromFolder}/ and ${toFolder}/ share layer ${fromLayer} and stay independent; move the shared piece down to a lower layer, or if ${fromFolder}/ truly builds on ${toFolder}/, say so in SAME_LAYER_IMPORTS in scripts/check-structure.ts`,
         });
       }
     }

@@ -6,7 +6,7 @@ const code = await runCli(process.argv.slice(2));
 // Long-running commands (start, serve, work, emulator) keep the process alive themselves and set
 // process.exitCode when they stop; only short commands end here. A command that failed has printed
 // its error: end once the output is out rather than when the last handle lets go (a Redis client
-// still trying to reconnect kept `dlq list` alive 2 s after "cannot reach Redis", issue 30).
+// still trying to reconnect kept `dlq list` alive 2 s after "cannot reach Redis").
 if (code !== 0) {
   await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
   process.exit(code);

@@ -5,7 +5,7 @@ import { ConvoBridgeError } from './errors.js';
  * Text files the CLI and the config loader read (YAML, JSON, JSON Lines) are UTF-8. Reading them
  * with `readFile(path, 'utf8')` turned bytes that are not UTF-8 into U+FFFD without a word, kept a
  * byte-order mark as an invisible first character (JSON.parse: "Unexpected token '﻿'") and read a
- * binary file as one odd scalar (issue 30). `decodeText` says where the first such byte is instead.
+ * binary file as one odd scalar. `decodeText` says where the first such byte is instead.
  */
 
 export type DecodedText =

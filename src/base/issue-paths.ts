@@ -5,7 +5,7 @@ interface IssueLike {
 }
 
 /**
- * Zod issues summarised by where and what kind, never by value (issue 27): `events.0.event.text:
+ * Zod issues summarised by where and what kind, never by value: `events.0.event.text:
  * invalid_type; ...`. For errors about data that holds what customers wrote (job data, events),
  * whose messages reach logs, traces and dead letters.
  */

@@ -6,7 +6,7 @@ const DATE_PART = /^(\d{4})-(\d{2})-(\d{2})T/;
 /**
  * An instant as the CLI and rule-test files take it: ISO-8601 with a zone (`Z` or `+07:00`), a
  * date that exists. `new Date('2026-02-30T00:00:00Z')` is 2026-03-02 in V8, so `explain --now`
- * ran at a day nobody asked for while a test file refused the same text (issue 30); both use this
+ * ran at a day nobody asked for while a test file refused the same text; both use this
  * reading now. `why` is the reason in words, for a message that names the flag or field.
  */
 export function parseInstant(text: string): { ok: true; date: Date } | { ok: false; why: string } {

@@ -1,5 +1,5 @@
 /**
- * Finding personal data in free text (issue 27): e-mail addresses, payment card numbers, Indonesian
+ * Finding personal data in free text: e-mail addresses, payment card numbers, Indonesian
  * identity numbers (NIK) and phone numbers. Pure functions; each `mask*` keeps the text's shape
  * (separators, length, `@` and dots) and replaces every letter and digit of what it found by `#`,
  * so that a backtest's regex over "an address was here" still sees one.
@@ -175,8 +175,8 @@ export function maskNiks(text: string): string {
 /**
  * Phone numbers: seven or more digits with an optional leading `+` and single spaces, dots or
  * dashes between (`+62 812-3456-7890`, `0812.3456.7890`, `6281234567890`), or a bracketed area
- * code first (`(021) 555-1234`). Any run of 7 digits counts, inside words too: what was masked
- * before issue 27, kept so that recorded events read as they did.
+ * code first (`(021) 555-1234`). Any run of 7 digits counts, inside words too: what the logs
+ * masked before this module existed, kept so that recorded events read as they did.
  */
 const PHONE = /\+?\d(?:[ .-]?\d){6,}|\(\+?\d{2,4}\)[ .-]?\d(?:[ .-]?\d){5,}/g;
 

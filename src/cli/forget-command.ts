@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { Cluster } from 'ioredis';
 import { DURATION_HINT, formatDuration, parseDuration } from '../base/duration.js';
 import { describeError } from '../base/errors.js';
+import { checkEveryNode, ForgetUnavailableError } from '../privacy/check-every-node.js';
 import { type CustomerMatches, findCustomer, forgetQuarantineIds } from '../privacy/find-customer.js';
 import {
   FORGET_STORES,
@@ -13,7 +14,6 @@ import { type Customer, CustomerQueryError, parseCustomer } from '../privacy/nee
 import type { KeyLayout } from '../queue/key-layout.js';
 import { layoutRecordKey, readStoredLayout } from '../queue/layout-record.js';
 import type { RedisClient } from '../redis/redis-client.js';
-import { primaryConnections } from '../redis/scan-keys.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
 import type { CliIo } from './io.js';
@@ -81,9 +81,12 @@ Examples:
       const request = parseRequest(flags);
       const target = await resolveRedisTarget(flags);
       await runWithRedis(target, async (redis, layout) => {
-        await checkEveryNode(redis, target);
-        await checkLayoutKnown(redis, target);
-        const output = await runForget(redis, layout, request);
+        const output = await refusedAsCliError(async () => {
+          // Before the layout record is read: a node down is the first thing to report.
+          await checkEveryNode(redis);
+          await checkLayoutKnown(redis, target);
+          return runForget(redis, layout, request);
+        }, target);
         io.stdout(flags.json ? `${JSON.stringify(output, null, 2)}\n` : formatOutput(output, target));
       });
     });
@@ -122,35 +125,6 @@ function parseRequest(flags: ForgetFlags): ForgetRequest {
 }
 
 /**
- * Every primary must answer, and on a cluster every slot must be served, before anything is
- * erased: an erasure that reached some nodes and not others would report success while data stays
- * behind.
- */
-async function checkEveryNode(redis: RedisClient, target: RedisTarget): Promise<void> {
-  const nodes = primaryConnections(redis);
-  const refuse = (problem: string, cause?: unknown) =>
-    new CliError(`${problem}, so nothing was erased; run forget again once every node answers`, {
-      exitCode: EXIT.unavailable,
-      code: 'REDIS_UNAVAILABLE',
-      cause,
-    });
-  if (redis instanceof Cluster) {
-    const problem = clusterProblem(String(await nodes[0]?.cluster('NODES')));
-    if (problem !== null) throw refuse(`the Redis Cluster at ${target.address} is not whole: ${problem}`);
-  }
-  for (const node of nodes) {
-    try {
-      await node.ping();
-    } catch (error) {
-      throw refuse(
-        `cannot reach Redis node ${node.options.host}:${node.options.port} (${describeError(error)})`,
-        error,
-      );
-    }
-  }
-}
-
-/**
  * On a cluster without a config, the layout comes from the bridge's record of it; without one, the
  * prefix is wrong or the bridge never ran there, and guessing a layout would search the wrong keys.
  */
@@ -162,26 +136,18 @@ async function checkLayoutKnown(redis: RedisClient, target: RedisTarget): Promis
   );
 }
 
-/** What keeps a cluster from being searched whole (CLUSTER NODES): a failing primary or unserved slots. */
-export function clusterProblem(nodesText: string): string | null {
-  let covered = 0;
-  const failing: string[] = [];
-  for (const line of nodesText.split('\n')) {
-    const [, address = '', flags = '', , , , , link = '', ...slots] = line.trim().split(' ');
-    if (!flags.split(',').includes('master')) continue;
-    if (/fail/.test(flags) || link === 'disconnected') {
-      failing.push(address.split('@')[0] ?? address);
-      continue;
-    }
-    for (const range of slots) {
-      if (range.startsWith('[')) continue; // a slot being migrated: counted at its owner
-      const [low, high = low] = range.split('-').map(Number);
-      if (low !== undefined && high !== undefined) covered += high - low + 1;
-    }
+/** A node forget could not reach (privacy/check-every-node.ts) is exit code 2, with where it looked. */
+async function refusedAsCliError<T>(run: () => Promise<T>, target: RedisTarget): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (!(error instanceof ForgetUnavailableError)) throw error;
+    throw new CliError(`${error.message} (Redis at ${target.address})`, {
+      exitCode: EXIT.unavailable,
+      code: error.code,
+      cause: error,
+    });
   }
-  if (failing.length > 0) return `primary ${failing.join(', ')} is down or unreachable`;
-  if (covered < 16_384) return `${16_384 - covered} of 16384 slots have no primary`;
-  return null;
 }
 
 interface ForgetOutput {
@@ -222,7 +188,7 @@ async function runForget(
       );
     } catch (error) {
       const done = output.conversations.map((r) => JSON.stringify(r.conversationId)).join(', ') || 'none';
-      if (error instanceof ForgetBusyError) {
+      if (error instanceof ForgetBusyError || error instanceof ForgetUnavailableError) {
         throw new CliError(`${error.message}. Conversations erased before it: ${done}`, {
           exitCode: EXIT.unavailable,
           code: error.code,

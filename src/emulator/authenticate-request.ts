@@ -7,7 +7,7 @@ import type { ApiForm } from './channels.js';
  *   current form: `Business` + `Secret` headers, or `Authorization: Bearer base64(business_id:secret)`;
  *   earlier form: `Authorization: Bearer <secret>`;
  *   both forms, on the history call only: also `merchant_id` + `secret_key` headers (the earlier
- *   form by the interface's remark; the current form as the live service does, issue 29).
+ *   form by the interface's remark; the current form as the live service does).
  * `reason` goes to the request log; it never contains a secret.
  */
 export interface PlatformCredentials {
@@ -92,7 +92,7 @@ export function authenticateRequest(
 
 /**
  * The current form: `Business` + `Secret`, or the encoded bearer; on the history call also
- * `merchant_id` + `secret_key` (issue 29, item 4: the interface ties them to the earlier form's
+ * `merchant_id` + `secret_key` (the interface ties them to the earlier form's
  * history, but the live service takes them on the current form's from a public third-party client,
  * whose history call sends nothing else; docs/conformance.md, "Ambiguous readings").
  */
@@ -112,7 +112,7 @@ function authenticateCurrent(
     }
     if (business !== expected.businessId) return { ok: false, reason: 'unknown Business id' };
     if (!sameSecret(secret, expected.secret)) return { ok: false, reason: 'wrong Secret' };
-    // Every credential presented must be right, in both forms (issue 12; the earlier form's
+    // Every credential presented must be right, in both forms (the earlier form's
     // merchant headers already work so): an Authorization beside valid Business + Secret headers
     // is checked too, not ignored.
     if (authorization !== undefined) {

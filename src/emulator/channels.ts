@@ -42,7 +42,7 @@ const CHANNELS: Readonly<Record<ChannelType, ChannelInfo>> = {
     engine: { current: 'instagram', earlier: 'instagram' },
     replyWindow: true,
   },
-  // Messenger has the 24-hour window too (issue 12: the bridge and the emulator agree). The
+  // Messenger has the 24-hour window too (the bridge and the emulator agree). The
   // interface's "Limits" row names WhatsApp business API and Instagram without saying the list is
   // complete; webhook-payloads.md §4 says Messenger has the same window (Meta's rule for every
   // Messenger Platform page). The emulator marks such a late send `failed`, as the platform would

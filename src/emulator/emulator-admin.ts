@@ -63,7 +63,7 @@ export interface BusinessLookup {
  * The control surface of one business of the emulator: everything the admin HTTP API
  * (/_emulator/) does for it, callable from tests in-process. It owns the business's state and the
  * machinery around it (delivery progress, webhooks, faults, rate limits, the request log); two
- * businesses share none of it (issue 26, item 5). `startEmulator` hands out the first business's
+ * businesses share none of it. `startEmulator` hands out the first business's
  * admin; `business(id)` reaches the others.
  */
 export class EmulatorAdmin {

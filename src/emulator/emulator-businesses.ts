@@ -28,7 +28,7 @@ export interface BusinessListing {
 }
 
 /**
- * The businesses one emulator hosts (issue 26, item 5), each with its own `EmulatorAdmin` (state,
+ * The businesses one emulator hosts, each with its own `EmulatorAdmin` (state,
  * webhooks, faults, logs), plus what concerns them all: which business a platform request is for,
  * faults set for every business, and switches that act on every business at once.
  */

@@ -63,7 +63,7 @@ export const EmulatorOptionsSchema = z.strictObject({
   /**
    * Report messages sent through the API as agent replies (`agent.message_out`; earlier form
    * `message.sent`), as some platforms do. Off by default: the interface says API sends emit
-   * nothing. On, it tests that the bridge recognises its own sends (issue 16).
+   * nothing. On, it tests that the bridge recognises its own sends.
    */
   echoApiSends: z.boolean().default(false),
   /**
@@ -84,7 +84,7 @@ export const EmulatorOptionsSchema = z.strictObject({
    */
   apiFeature: z.boolean().optional(),
   /**
-   * More businesses on the same emulator (issue 26, item 5), each with its own credentials,
+   * More businesses on the same emulator, each with its own credentials,
    * webhooks, plan, seed and conversations. They come after the business of `businessId`.
    */
   businesses: z.array(BusinessOptionsSchema).optional(),
@@ -127,7 +127,7 @@ export const EmulatorOptionsSchema = z.strictObject({
   /** Clock (epoch ms) for message times, windows and rate limits; tests may pass their own. */
   now: z.custom<() => number>((value) => typeof value === 'function').optional(),
   /**
-   * The bridge's clocks of a conversation for the inbox page (issue 16, "visible clocks"): its
+   * The bridge's clocks of a conversation for the inbox page: its
    * pending timers and its idea of the window's end. The emulator knows nothing of the bridge; the
    * caller supplies this (the CLI's --clocks-config reads the bridge's Redis). With several
    * businesses, it is told whose conversation (the business's Business ID).
@@ -137,7 +137,7 @@ export const EmulatorOptionsSchema = z.strictObject({
       (value) => typeof value === 'function',
     )
     .optional(),
-  /** Told about every failed webhook attempt (the CLI prints them; issue 13, item 9). */
+  /** Told about every failed webhook attempt (the CLI prints them). */
   onWebhookFailure: z
     .custom<(failure: WebhookFailure) => void>((value) => typeof value === 'function')
     .optional(),

@@ -138,7 +138,7 @@ export interface EmulatorStateOptions {
   readonly defaultAgentName: string;
   /** Default 'mark as handled' setting of the AI agent. */
   readonly aiMarksHandled: boolean;
-  /** API sends are reported like agent replies (a platform that echoes them; issue 16). */
+  /** API sends are reported like agent replies (a platform that echoes them). */
   readonly echoApiSends?: boolean;
   readonly links: LinkPolicy | undefined;
   readonly now: () => number;

@@ -9,13 +9,13 @@ import {
 import type { ApiForm } from './channels.js';
 
 /**
- * Which business a platform request speaks for, when the emulator hosts several (issue 26, item 5).
+ * Which business a platform request speaks for, when the emulator hosts several.
  * Pure: headers in, the index of a business out. Only the identifying part of the credentials is
  * read here; `authenticateRequest` then checks every credential presented against that one
  * business, so a request that names one business and carries another's secret fails exactly as a
  * wrong secret does.
  *   current form: the `Business` header, else the business id inside the encoded bearer, else
- *   `merchant_id` (history call, issue 29);
+ *   `merchant_id` (history call);
  *   earlier form: `merchant_id` (history call), else the business whose Secret Key the plain
  *   bearer is, else the one whose key `secret_key` is.
  */

@@ -1,5 +1,5 @@
 /**
- * What a bridge says about a conversation's clocks (issue 16): its pending timers and when it
+ * What a bridge says about a conversation's clocks: its pending timers and when it
  * thinks the reply window closes. A structural shape of the emulator's own: it imports nothing
  * from the bridge. The caller of startEmulator supplies them (option `clocks`; the CLI's
  * --clocks-config reads the bridge's Redis) and the inbox page shows them.

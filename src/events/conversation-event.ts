@@ -66,7 +66,7 @@ export const ConversationEventSchema = z.object({
      * The engine exactly as the platform named it, trimmed and lower-cased (`wa`, `waba`,
      * `whatsapp`...); null when none was given. Normalisation folds `wa` and `waba` into
      * `whatsapp`, but only the raw name tells a QR-linked number from the business API, which the
-     * reply window needs (issue 12). Optional so that jobs queued by an older bridge still parse.
+     * reply window needs. Optional so that jobs queued by an older bridge still parse.
      */
     rawEngine: nullableString.optional(),
   }),

@@ -9,7 +9,7 @@ export interface ForwardBody {
   rule: string;
   action: string;
   event: ConversationEvent;
-  /** The conversation's tags (issue 28): business labels, sent with the envelope whatever `fields` says. */
+  /** The conversation's tags: business labels, sent with the envelope whatever `fields` says. */
   tags?: string[];
 }
 
@@ -17,7 +17,7 @@ export interface ForwardBody {
 export type SentForwardBody = Omit<ForwardBody, 'event'> & { event: Partial<ConversationEvent> };
 
 /**
- * The body a destination gets (`destinations.NAME.fields`, issue 27): the whole event when it
+ * The body a destination gets (`destinations.NAME.fields`): the whole event when it
  * names no fields (null), else the envelope and only those fields of the event, so that a CRM that
  * needs no text gets none. A field the event lacks is left out rather than sent as null. Pure.
  */

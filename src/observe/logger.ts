@@ -4,7 +4,7 @@ import { maskCardNumbers, maskEmails, maskNiks } from '../base/personal-data.js'
 /**
  * The process logger: JSON lines for machines, pretty when a person watches a terminal.
  * Secrets are removed by path (headers, config fields); phone numbers, e-mail addresses, card
- * numbers and NIKs are masked in every string and error, should one slip into a line (issue 27).
+ * numbers and NIKs are masked in every string and error, should one slip into a line.
  */
 export const REDACT_PATHS = [
   'authorization',
@@ -38,7 +38,7 @@ export function maskPhones(text: string): string {
 }
 
 /**
- * A log string with personal data masked (issue 27): e-mail addresses, card numbers and NIKs (as
+ * A log string with personal data masked: e-mail addresses, card numbers and NIKs (as
  * record.redact recognises them), then phone numbers (first 3 and last 2 digits kept). A last line
  * of defence: the log lines themselves are written to carry no texts, names or labels at all.
  */

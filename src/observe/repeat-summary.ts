@@ -21,7 +21,7 @@ const MAX_KINDS = 100;
 
 /**
  * Repeated identical failures as one line per interval with a count, never one line per
- * occurrence: 200 webhooks answered 503 for the same reason were 200 warnings (issue 29).
+ * occurrence: 200 webhooks answered 503 for the same reason were 200 warnings.
  */
 export function createRepeatSummary<T>(options: {
   intervalMs: number;

@@ -1,7 +1,7 @@
 import type { Telemetry } from 'bullmq';
 
 /**
- * The seam between the bridge's hot paths and tracing (issue 14, item 5). It imports nothing: with
+ * The seam between the bridge's hot paths and tracing. It imports nothing: with
  * tracing off (the default) no OpenTelemetry module is loaded at all (the import above is a type), and every traced call site
  * pays one read of `active` below. With tracing on, src/observe/tracing.ts (loaded with a dynamic
  * import by the composition root) installs an implementation backed by the OpenTelemetry SDK.

@@ -341,7 +341,7 @@ function handle(span: Span): TraceSpan {
     },
     fail(error: unknown) {
       const exception = error instanceof Error ? error : new Error(String(error));
-      // Only name, message and stack, masked (issue 27): the SDK would also copy an error's
+      // Only name, message and stack, masked: the SDK would also copy an error's
       // `code`, and the messages are written to carry no customer data, but a span outlives a log.
       const message = maskPersonalData(exception.message);
       span.recordException({

@@ -26,7 +26,7 @@ function decodeBody(text: string): ResponseBody {
 }
 
 /**
- * The failure with the platform's text fit to quote (issue 27): what we sent cut out of it and
+ * The failure with the platform's text fit to quote: what we sent cut out of it and
  * personal data masked, since error messages reach logs, traces and dead letters.
  */
 function quotable(failure: Failure, request: PlatformRequest<unknown>): Failure {

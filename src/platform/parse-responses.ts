@@ -70,7 +70,7 @@ const kindOf = (value: unknown): string =>
         : typeof value;
 
 /**
- * What a body looks like, for messages, without quoting it (issue 27): an answer may hold what
+ * What a body looks like, for messages, without quoting it: an answer may hold what
  * customers wrote (a history page) or echo what we sent, and these messages reach logs, traces
  * and dead letters. A JSON object is described by its top-level keys and the kinds of their values
  * (`a JSON object {ok: number}`), other bodies by their kind and size (`an HTML page of 2048 characters`).

@@ -1,7 +1,7 @@
 import { maskPersonalData } from '../base/personal-data.js';
 
 /**
- * A platform's error text as the bridge may quote it (issue 27). Error messages end up in logs,
+ * A platform's error text as the bridge may quote it. Error messages end up in logs,
  * trace status, dead letters and the ledger, and a platform may echo what it was sent ("message
  * 'Halo Siti, ...' is too long"): every stretch of at least ECHO_MIN characters that also occurs in
  * a text we sent is cut out (`[…]`), then e-mail addresses, card numbers, NIKs and phone numbers are

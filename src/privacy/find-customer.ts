@@ -1,7 +1,10 @@
-import type { ConversationEvent } from '../events/conversation-event.js';
+import type { z } from 'zod';
+import { ConversationEventSchema } from '../events/conversation-event.js';
+import { BatchedEventSchema } from '../queue/event-job.js';
 import type { KeyLayout } from '../queue/key-layout.js';
 import { QUEUE_NAMES } from '../queue/redis-keys.js';
 import type { RedisClient } from '../redis/redis-client.js';
+import { checkEveryNode } from './check-every-node.js';
 import { eraseEntries } from './global-stores.js';
 import { parseJson } from './job-data.js';
 import { type Customer, customerIn, customerInEvent, customerNeedles } from './needles.js';
@@ -23,19 +26,26 @@ export interface CustomerMatches {
 type Loose = Record<string, unknown>;
 const isObject = (value: unknown): value is Loose => typeof value === 'object' && value !== null;
 
-function eventsOf(value: unknown): { event: ConversationEvent; business: string | null }[] {
+/** What of a batched event (queue/event-job.ts) says whose it is and may hold the customer. */
+const SearchedEventSchema = BatchedEventSchema.pick({ business: true }).extend({
+  event: ConversationEventSchema.pick({
+    conversationId: true,
+    text: true,
+    caption: true,
+    senderName: true,
+    conversationLabel: true,
+  }),
+});
+type SearchedEvent = z.infer<typeof SearchedEventSchema>;
+
+/** The events of a batch's data, or the one event of a timer's; entries that cannot be read are skipped. */
+function eventsOf(value: unknown): SearchedEvent[] {
   if (!isObject(value)) return [];
   const items: unknown[] = Array.isArray(value.events) ? value.events : [value];
-  return items.flatMap((item) =>
-    isObject(item) && isObject(item.event)
-      ? [
-          {
-            event: item.event as unknown as ConversationEvent,
-            business: typeof item.business === 'string' ? item.business : null,
-          },
-        ]
-      : [],
-  );
+  return items.flatMap((item) => {
+    const parsed = SearchedEventSchema.safeParse(item);
+    return parsed.success ? [parsed.data] : [];
+  });
 }
 
 export async function findCustomer(
@@ -43,11 +53,12 @@ export async function findCustomer(
   layout: KeyLayout,
   customer: Customer,
 ): Promise<CustomerMatches> {
+  await checkEveryNode(redis);
   const needles = customerNeedles(customer);
   const found = new Set<string>();
   const collect = (value: unknown) => {
     for (const { event, business } of eventsOf(value)) {
-      if (business !== layout.business || event.conversationId === null) continue;
+      if ((business ?? null) !== layout.business || event.conversationId === null) continue;
       if (customerInEvent(event, customer)) found.add(event.conversationId);
     }
   };
@@ -85,5 +96,6 @@ export async function forgetQuarantineIds(
   ids: readonly string[],
   dryRun: boolean,
 ): Promise<number> {
+  await checkEveryNode(redis);
   return eraseEntries(redis, layout.global.quarantineEntries, layout.global.quarantine, ids, dryRun);
 }

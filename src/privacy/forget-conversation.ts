@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ConvoBridgeError } from '../base/errors.js';
 import type { KeyLayout } from '../queue/key-layout.js';
 import type { RedisClient } from '../redis/redis-client.js';
+import { checkEveryNode } from './check-every-node.js';
 import {
   forgetDeadLetters,
   forgetQuarantine,
@@ -64,7 +65,7 @@ export class ForgetBusyError extends ConvoBridgeError {
 }
 
 /**
- * Erases everything the bridge holds about one conversation (issue 27): its state (facts,
+ * Erases everything the bridge holds about one conversation: its state (facts,
  * once-marks, cooldowns, sent-text marks, timer registrations) and order, its pending timers (their
  * jobs go, and with their registrations gone they could not fire anyway), the data of its jobs in
  * every state (batches shared with other conversations are rewritten without its events), BullMQ's
@@ -77,7 +78,8 @@ export class ForgetBusyError extends ConvoBridgeError {
  * that is a new message, handled as any new conversation. Dedupe markers are kept: they hold no id
  * or text (a hash of the event key, an arrival number and 8 hex digits of the conversation id's
  * hash) and they keep a late redelivery of an erased event from being acted on again.
- * Idempotent: a second run finds nothing.
+ * Idempotent: a second run finds nothing. Refuses (ForgetUnavailableError), erasing nothing, when
+ * a Redis node does not answer or a cluster's slots are not all served (check-every-node.ts).
  */
 export async function forgetConversation(
   redis: RedisClient,
@@ -85,6 +87,7 @@ export async function forgetConversation(
   conversationId: string,
   options: ForgetOptions = {},
 ): Promise<ForgetResult> {
+  await checkEveryNode(redis);
   const dryRun = options.dryRun === true;
   const ref: ConversationRef = { conversationId, business: layout.business };
   const shard = layout.shardOf(conversationId);

@@ -43,10 +43,12 @@ export async function forgetDeadLetters(
       const id = chunk[j] as string;
       const entry = parseJson(raw);
       if (!isObject(entry)) continue;
-      if (belongsTo({ conversationId: entry.conversationId, business: businessOf(entry) }, ref)) {
+      if (
+        belongsTo({ conversationId: entry.conversationId, business: businessOf(entry) ?? undefined }, ref)
+      ) {
         share.erased += 1;
         if (typeof entry.eventKey === 'string') share.eventKeys.push(entry.eventKey);
-        // A timer's or a burst's run state (kept for the replay) is keyed by its id (issue 28).
+        // A timer's or a burst's run state (kept for the replay) is keyed by its id.
         const runId = isObject(entry.data) ? (entry.data.burstId ?? entry.data.timerId) : undefined;
         if (entry.queue === 'timers' && typeof runId === 'string') share.eventKeys.push(runId);
         if (!dryRun) await redis.multi().del(keys.dead(id)).zrem(keys.deadIndex, id).exec();
@@ -116,7 +118,7 @@ export async function forgetRecorded(
 }
 
 /**
- * Shadow rules differences of the conversation (`shadow:`, issue 28): their examples name it and
+ * Shadow rules differences of the conversation (`shadow:`): their examples name it and
  * hold both plans as rendered. Their slots are emptied; the counts (numbers only) stay.
  */
 export async function forgetShadowDifferences(

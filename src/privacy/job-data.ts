@@ -1,7 +1,13 @@
+import { ConversationEventSchema } from '../events/conversation-event.js';
+import { BatchedEventSchema, type EventBatchData, EventBatchDataSchema } from '../queue/event-job.js';
+import { TimerJobDataSchema } from '../worker/timers/timers.js';
+
 /**
  * One conversation's share of a job's stored JSON (a batch of events, a timer, a run's result),
- * read loosely: the data crossed Redis and may come from another version, so anything that is not
- * the expected shape is left as it is rather than guessed at.
+ * read with the schemas of the rooms that write it (queue/event-job.ts, worker/timers/timers.ts),
+ * but only the fields that say whose an entry is: the data crossed Redis and may come from another
+ * version, so an entry those fields cannot be read from is left as it is rather than guessed at,
+ * and what is written back keeps every field as it was stored.
  */
 
 /** Which events are the conversation's: its id, in its business (null: a config without `businesses:`). */
@@ -14,17 +20,31 @@ type Loose = Record<string, unknown>;
 
 const isObject = (value: unknown): value is Loose => typeof value === 'object' && value !== null;
 
-function eventOf(item: unknown): Loose | undefined {
-  return isObject(item) && isObject(item.event) ? item.event : undefined;
+/** Whose a batched event is (`{arrival, business?, event}`). */
+const BatchedEventOwnerSchema = BatchedEventSchema.pick({ business: true }).extend({
+  event: ConversationEventSchema.pick({ key: true, conversationId: true }),
+});
+/** Whose a timer is (a dead letter names its conversation the same way). */
+const TimerOwnerSchema = TimerJobDataSchema.pick({ business: true, conversationId: true });
+/** A batch job's results and failure counts (its events are read one by one: one bad entry spoils none). */
+const BatchRestSchema = EventBatchDataSchema.pick({ finished: true, failures: true });
+
+function ownerOf(
+  item: unknown,
+): { conversationId: string | null; business: string | null; key?: string } | null {
+  const timer = TimerOwnerSchema.safeParse(item);
+  if (timer.success)
+    return { conversationId: timer.data.conversationId, business: timer.data.business ?? null };
+  const batched = BatchedEventOwnerSchema.safeParse(item);
+  if (!batched.success) return null;
+  const { event, business } = batched.data;
+  return { conversationId: event.conversationId, business: business ?? null, key: event.key };
 }
 
 /** Whether a batched event (`{arrival, business?, event}`) or a timer's data belongs to the conversation. */
 export function belongsTo(item: unknown, ref: ConversationRef): boolean {
-  if (!isObject(item)) return false;
-  const business = typeof item.business === 'string' ? item.business : null;
-  if (business !== ref.business) return false;
-  const conversationId = eventOf(item)?.conversationId ?? item.conversationId;
-  return conversationId === ref.conversationId;
+  const owner = ownerOf(item);
+  return owner !== null && owner.business === ref.business && owner.conversationId === ref.conversationId;
 }
 
 export interface StrippedBatch {
@@ -35,23 +55,23 @@ export interface StrippedBatch {
 }
 
 /**
- * A batch job's data (`{events: [...], finished?, failures?}`) without the conversation's events,
- * their results and their failure counts. Null when the data holds none of them.
+ * A batch job's data (`EventBatchData`) without the conversation's events, their results and their
+ * failure counts. Null when the data holds none of them.
  */
 export function stripBatch(data: unknown, ref: ConversationRef): StrippedBatch | null {
   if (!isObject(data) || !Array.isArray(data.events)) return null;
   const theirs = data.events.filter((item) => belongsTo(item, ref));
   if (theirs.length === 0) return null;
-  const eventKeys = theirs
-    .map((item) => eventOf(item)?.key)
-    .filter((k): k is string => typeof k === 'string');
+  const eventKeys = theirs.map((item) => ownerOf(item)?.key).filter((k): k is string => k !== undefined);
   const rest = data.events.filter((item) => !belongsTo(item, ref));
   if (rest.length === 0) return { data: undefined, eventKeys };
   const keys = new Set(eventKeys);
-  const stripped: Loose = { ...data, events: rest };
-  if (Array.isArray(data.finished)) stripped.finished = withoutResults(data.finished, keys);
-  if (isObject(data.failures)) {
-    stripped.failures = Object.fromEntries(Object.entries(data.failures).filter(([key]) => !keys.has(key)));
+  const stripped: Loose & Partial<Record<keyof EventBatchData, unknown>> = { ...data, events: rest };
+  const batch = BatchRestSchema.safeParse(data);
+  const { finished, failures } = batch.success ? batch.data : {};
+  if (finished !== undefined) stripped.finished = withoutResults(finished, keys);
+  if (failures !== undefined) {
+    stripped.failures = Object.fromEntries(Object.entries(failures).filter(([key]) => !keys.has(key)));
   }
   return { data: stripped, eventKeys };
 }

@@ -90,7 +90,10 @@ export function customerIn(text: string | null | undefined, customer: Customer):
 }
 
 /** Whether an event's texts or names hold the customer. */
-export function customerInEvent(event: ConversationEvent, customer: Customer): boolean {
+export function customerInEvent(
+  event: Pick<ConversationEvent, 'text' | 'caption' | 'senderName' | 'conversationLabel'>,
+  customer: Customer,
+): boolean {
   return [event.text, event.caption, event.senderName, event.conversationLabel].some((text) =>
     customerIn(text, customer),
   );

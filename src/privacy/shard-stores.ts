@@ -3,6 +3,7 @@ import type { QueueShard } from '../queue/key-layout.js';
 import { QUEUE_NAMES } from '../queue/redis-keys.js';
 import type { RedisClient } from '../redis/redis-client.js';
 import { defineRedisScript } from '../redis/redis-script.js';
+import { CONVERSATION_FIELDS, TIMER_REGISTRATION } from '../worker/conversation-facts.js';
 import { belongsTo, type ConversationRef, parseJson, stripBatch, stripReturnValue } from './job-data.js';
 import { conversationNeedles } from './needles.js';
 import { findJobs, type JobState } from './scan-stores.js';
@@ -14,18 +15,20 @@ import { findJobs, type JobState } from './scan-stores.js';
  */
 
 /**
- * KEYS: order zset, conversation hash. Erases the conversation's state unless an event of it is
- * still queued (its order set is not empty) or one of its timers is firing: then answers 'busy'
- * and changes nothing. Else answers {'done', deleted keys, timer field, ...}.
+ * KEYS: order zset, conversation hash. ARGV: '1' for a dry run, the timer field prefix and the
+ * firing registration value (worker/conversation-facts.ts owns both). Erases the conversation's
+ * state unless an event of it is still queued (its order set is not empty) or one of its timers is
+ * firing: then answers 'busy' and changes nothing. Else answers {'done', deleted keys, timer id, ...}.
  */
 const ERASE_STATE_LUA = `
 if redis.call('ZCARD', KEYS[1]) > 0 then return {'busy'} end
 local facts = redis.call('HGETALL', KEYS[2])
 local out = {'done', 0}
+local prefix = ARGV[2]
 for i = 1, #facts, 2 do
-  if string.sub(facts[i], 1, 2) == 'T:' then
-    if facts[i + 1] == 'firing' then return {'busy'} end
-    out[#out + 1] = string.sub(facts[i], 3)
+  if string.sub(facts[i], 1, #prefix) == prefix then
+    if facts[i + 1] == ARGV[3] then return {'busy'} end
+    out[#out + 1] = string.sub(facts[i], #prefix + 1)
   end
 end
 if ARGV[1] ~= '1' then out[2] = redis.call('DEL', KEYS[1], KEYS[2]) else out[2] = redis.call('EXISTS', KEYS[2]) end
@@ -56,7 +59,7 @@ export async function eraseConversationState(
   const [status, deleted, ...timerIds] = await eraseStateScript(
     redis,
     [keys.order(conversationId), keys.conversation(conversationId)],
-    [dryRun ? '1' : '0'],
+    [dryRun ? '1' : '0', CONVERSATION_FIELDS.timer, TIMER_REGISTRATION.firing],
   );
   if (status !== 'done') return { kind: 'busy' };
   return { kind: 'done', keys: Number(deleted), timerIds: timerIds.map(String) };

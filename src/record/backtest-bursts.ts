@@ -11,7 +11,7 @@ interface OpenBurst<S> {
 }
 
 /**
- * The debounced rules of one conversation in a backtest (issue 28), as the worker keeps them: the
+ * The debounced rules of one conversation in a backtest, as the worker keeps them: the
  * recorded customer messages are grouped again into bursts by when each was received; a burst ends
  * at its due time (quiet for the debounce, or max_wait after it began), and the rule is then
  * evaluated by `onEnd`. An event of a kind in the rule's `unless` cancels its open burst. The

@@ -13,14 +13,14 @@ import {
 } from './recorded-event.js';
 
 /**
- * Backtesting (issue 15): what a set of rules would have done to recorded events, next to what was
+ * Backtesting: what a set of rules would have done to recorded events, next to what was
  * done. Pure over plain data: no Redis, no platform, no clock. Each conversation is replayed on
  * its own, its events in recording order, with the worker's bookkeeping simulated: the last
  * customer message and the first message, once-marks, cooldowns and tags, `after:` timers (fired when
  * due, cancelled by an event of an `unless` kind, as worker/processor/prepare-run.ts does) and the reply window
  * (timer replies are re-checked when they fire). The facts of a conversation's first recorded
  * event seed the simulation, so a recording that starts mid-conversation still knows what the
- * bridge knew then. Debounced rules (issue 28) are evaluated once per burst of the recorded
+ * bridge knew then. Debounced rules are evaluated once per burst of the recorded
  * customer messages (backtest-bursts.ts); a burst's plan is told with its last message.
  */
 

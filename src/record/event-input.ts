@@ -9,7 +9,7 @@ export interface ResolvedEventInput {
   event: ConversationEvent;
   /**
    * Which shape it was: a webhook body's `receivedAt` is the instant given to resolve it, not one of
-   * its own (bursts group messages by their times: explain, issue 28).
+   * its own (bursts group messages by their times: explain).
    */
   source?: 'webhook' | 'event' | 'recorded';
   facts?: ConversationFacts;
@@ -19,7 +19,7 @@ export interface ResolvedEventInput {
 export type EventInputResult = { ok: true; value: ResolvedEventInput } | { ok: false; message: string };
 
 /**
- * The three shapes every command that evaluates rules accepts for an event (issue 15): a webhook
+ * The three shapes every command that evaluates rules accepts for an event: a webhook
  * body exactly as the platform sends it (normalised the way the receiver does), a canonical
  * ConversationEvent (`v: 1` and `kind`), or a recorded line (`{v, now, event, facts, plan}`, as
  * `convo-bridge events export` writes), whose facts and `now` come with it. Pure.

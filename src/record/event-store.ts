@@ -5,14 +5,14 @@ import { defineRedisScript } from '../redis/redis-script.js';
 import { type RecordedEvent, RecordedEventSchema } from './recorded-event.js';
 
 /**
- * Recorded events in RedisClient (issue 15): an index (zset, score = evaluation time in ms, member =
+ * Recorded events in RedisClient: an index (zset, score = evaluation time in ms, member =
  * event id), the entries (hash, event id -> JSON line) and a sequence. One script call per event
  * writes the entry and trims by age and count, so recording costs one command per event, sent on
  * the worker's auto-pipelined connection. A redelivered event overwrites its own entry.
  *
  * The index and the entries expire max age after the last write (every entry is older than that
  * by then), so a bridge that stops recording keeps nothing past `retention.recorded_events`
- * (issue 27); the sequence holds no event and stays.
+ * (what customers wrote is not kept longer than asked); the sequence holds no event and stays.
  *
  * KEYS: index, entries, seq. ARGV: event id, score (ms), JSON line without `seq` (starts with
  * `{"v":1`), oldest score kept, max count, max age (ms). Returns the sequence number.

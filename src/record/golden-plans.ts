@@ -4,7 +4,7 @@ import type { EventPlanSummary } from './backtest.js';
 import { ActionSummarySchema } from './recorded-event.js';
 
 /**
- * Golden runs (issue 15, item 4): `backtest --save plan.jsonl` writes the new side of every event,
+ * Golden runs: `backtest --save plan.jsonl` writes the new side of every event,
  * one JSON object per line; `backtest --expect plan.jsonl` compares a run with it, so a rules
  * repository can pin behaviour in CI. Events are matched by event key (and the instant they were
  * evaluated at, since a key can recur in a long recording).

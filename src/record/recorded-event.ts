@@ -5,7 +5,7 @@ import { TAG_NAME_HINT, TAG_NAME_PATTERN } from '../rules/tags.js';
 import { REDACTION_KINDS, type RedactionKind } from './redact-event.js';
 
 /**
- * The one shape of an event kept for later (issue 15): the canonical event, the facts the worker
+ * The one shape of an event kept for later: the canonical event, the facts the worker
  * evaluated it with, the instant it was evaluated at, and a summary of the plan it ran. It is what
  * the bridge stores in Redis when `record.enabled`, what `convo-bridge events export` writes (one per
  * line, JSON Lines), and what `explain --event`, rule tests (`event:`) and `backtest --from` read.

@@ -2,7 +2,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { ConvoBridgeError } from '../base/errors.js';
 
 /**
- * A Redis that refused the configured database (issue 30, item 4): `SELECT 99` on a server with
+ * A Redis that refused the configured database: `SELECT 99` on a server with
  * 16 databases, or any SELECT on a Redis Cluster node. ioredis only emits the refusal as an
  * 'error' event and goes on in database 0, where a reshard or a worker would change another
  * application's data; a client of DatabaseGuardedRedis rejects every command with this error

@@ -36,7 +36,7 @@ export function createRedisClient(topology: RedisTopology, options: RedisOptions
   switch (topology.kind) {
     case 'single':
       // A database other than 0 is SELECTed by ioredis; the guard stops the client when Redis
-      // refuses it, instead of going on in database 0 (issue 30).
+      // refuses it, instead of going on in database 0.
       return databaseOfRedisUrl(topology.url) === 0
         ? new Redis(topology.url, options)
         : new DatabaseGuardedRedis(

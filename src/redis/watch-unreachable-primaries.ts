@@ -21,7 +21,7 @@ const nodeKey = (node: Redis) => `${node.options.host}:${node.options.port}`;
  * Tells, from what a cluster client already knows, when the primary serving one of `keys` is
  * unreachable, and when it is back: without this a command for such a slot is bounced between
  * the nodes (MOVED to the dead primary, a reconnect, a refresh, again) until its timeout, so a
- * webhook waited the whole enqueue timeout for its 503 (issue 29).
+ * webhook waited the whole enqueue timeout for its 503.
  *
  * ioredis drops a node's connection when it closes (cluster node connections do not reconnect):
  * that primary is then down. It is up again when a new connection to it is ready, or once another

@@ -6,7 +6,7 @@ import type { CheckFailure } from './check-plan.js';
 import type { Expect, RuleTestCase } from './rules-test-schema.js';
 
 /**
- * A rule test case with `burst:` (issue 28): its event, once per listed message with that text,
+ * A rule test case with `burst:`: its event, once per listed message with that text,
  * received at that time (message ids `<id>-1`, `<id>-2`...). The case's plan is what the
  * debounced rules do when each burst ends (burst-plan.ts), in the order they end. Null when the
  * case has no burst; a string when it cannot be run (said as the case's error).

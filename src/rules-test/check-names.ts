@@ -11,7 +11,7 @@ export interface KnownNames {
 /**
  * Names in `expect` that the rules under test do not have (pure). A check against a name that does
  * not exist passes or fails for the wrong reason: `not_matched: [escalate-complaint]` passes while
- * `escalate-complaints` matches (issue 30). Each unknown name is one line, with the closest name.
+ * `escalate-complaints` matches. Each unknown name is one line, with the closest name.
  */
 export function checkNames(expect: Expect, known: KnownNames): CheckFailure[] {
   const lines: string[] = [];

@@ -23,7 +23,7 @@ function allowedKeysAt(path: ConfigPath): readonly string[] {
 }
 
 /**
- * Schema problems of a test file as `file:line:column: path: what` (issue 30): an unknown key is
+ * Schema problems of a test file as `file:line:column: path: what`: an unknown key is
  * reported at the key, with the closest allowed one; a missing required field says it is missing.
  */
 export function describeTestFileIssues(

@@ -3,7 +3,7 @@ import { FactsJsonSchema } from '../record/recorded-event.js';
 import { tagNameSchema } from '../rules/tags.js';
 
 /**
- * The schema of rule test files (`*.rules-test.yaml`, issue 15). Tests live in their own files
+ * The schema of rule test files (`*.rules-test.yaml`). Tests live in their own files
  * beside the config rather than in a `tests:` section of it: the config is what gets deployed and
  * hot-reloaded, and a few hundred lines of fixtures would make every reload and every `validate`
  * heavier; separate files also let one config have several test files (per team, per channel),

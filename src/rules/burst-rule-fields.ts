@@ -17,7 +17,7 @@ export interface BurstFieldIssue {
 }
 
 /**
- * What the rule schema refuses about `debounce:`, `max_wait:` and a rule's `unless:` (issue 28),
+ * What the rule schema refuses about `debounce:`, `max_wait:` and a rule's `unless:`,
  * each with the field to edit and how to fix it.
  */
 export function burstFieldIssues(r: BurstRuleFields): BurstFieldIssue[] {

@@ -2,7 +2,7 @@ import { formatDuration } from '../base/duration.js';
 import type { ConversationEvent, EventKind } from '../events/conversation-event.js';
 
 /**
- * Bursts (issue 28): a `message_in` rule with `debounce:` is evaluated once per burst of the
+ * Bursts: a `message_in` rule with `debounce:` is evaluated once per burst of the
  * customer's messages rather than per message. A burst begins with a customer message, takes in
  * every later one, and ends when the customer has been quiet for `debounce` or `max_wait` after it
  * began, whichever comes first. Times are when the bridge received each message (`receivedAt`,

@@ -1,7 +1,7 @@
 import { type BusinessHours, localTime } from './business-hours.js';
 
 /**
- * Timers in business time (`after: 30m, clock: business`, issue 16): the instant at which `ms` of
+ * Timers in business time (`after: 30m, clock: business`): the instant at which `ms` of
  * OPEN business time have passed since `start`. Pure arithmetic over the weekly table, the holidays
  * and the time zone, with the same reading as businessHoursAt: a range that crosses midnight
  * belongs to the day it starts on, a holiday is closed all day (also for the tail of the previous

@@ -71,7 +71,7 @@ export interface CompiledRule {
   cooldownMs: number | null;
   /** Keyword ids of which at least one must be in the text for the rule to match; null: no such gate. */
   gate: number[] | null;
-  /** `debounce:` (issue 28): evaluated once per burst of customer messages, never per message; null otherwise. */
+  /** `debounce:`: evaluated once per burst of customer messages, never per message; null otherwise. */
   burst: BurstSettings | null;
 }
 
@@ -91,9 +91,9 @@ export interface CompiledRules {
   replyWindow: { appliesTo: readonly ChannelKind[]; hours: number; whenClosed: CompiledAction[] };
   keywordIndex: KeywordIndex;
   rules: CompiledRule[];
-  /** Indexes of the `on: window_closing` rules (armed by each customer message, issue 16). */
+  /** Indexes of the `on: window_closing` rules (armed by each customer message). */
   windowClosing: number[];
-  /** Indexes of the debounced rules (issue 28), whose bursts each customer message joins. */
+  /** Indexes of the debounced rules, whose bursts each customer message joins. */
   bursts: number[];
   byKind: Readonly<Record<EventKind, KindTable>>;
   /**
@@ -338,11 +338,11 @@ export function compileRules(config: RulesSettings): { rules: CompiledRules; pro
   };
 }
 
-/** Kinds of events that may be the platform's echo of the bridge's own sends (issue 16). */
+/** Kinds of events that may be the platform's echo of the bridge's own sends. */
 const ECHO_KINDS: readonly string[] = ['agent_reply', 'message_sent'];
 
 /**
- * What only the whole config tells about clocks and loops (issue 16): a window_closing rule fires
+ * What only the whole config tells about clocks and loops: a window_closing rule fires
  * before a window of reply_window.hours and cannot nest timers (it is a timer); a rule on the
  * events a platform may send back for the bridge's own messages must not reply, or it could
  * answer itself forever.
@@ -523,7 +523,7 @@ function buildKindTable(kind: EventKind, rules: readonly CompiledRule[], index: 
         }),
       );
     } else if (rule.burst) {
-      // Never evaluated per message: each customer message joins the rule's burst (issue 28).
+      // Never evaluated per message: each customer message joins the rule's burst.
       defaults.push(
         Object.freeze({
           rule: rule.name,

@@ -1,7 +1,7 @@
 import type { ChannelKind } from './rules-settings-schema.js';
 
 /**
- * The channel kind a conversation gets when no `channels:` entry matches it (issue 12: the reply
+ * The channel kind a conversation gets when no `channels:` entry matches it (the reply
  * window must hold with no mapping at all). Keyed by the engine exactly as the platform named it
  * (`channel.rawEngine`, trimmed and lower-cased), so that `waba` and `wa` stay apart.
  *

@@ -3,7 +3,7 @@ import { ENGINE_ALIASES } from '../events/channel-engine.js';
 import { KNOWN_ENGINES } from '../events/conversation-event.js';
 
 /**
- * The values `engine:` may take in a rule condition or a `channels[].match` (issue 13, item 6):
+ * The values `engine:` may take in a rule condition or a `channels[].match`:
  * the canonical names events carry after normalisation, and the platform's own spellings from
  * webhook-payloads.md §2 (`wa`, `waba`, `ig`, `fb`, `messenger`...). A value outside both lists
  * would validate and then never match, so it is refused with the list.
@@ -14,7 +14,7 @@ export const PLATFORM_ENGINE_NAMES: readonly string[] = [...ENGINE_ALIASES.keys(
   .sort();
 
 /**
- * What an engine value matches on an event: itself (the raw name, see issue 12's raw engine) and
+ * What an engine value matches on an event: itself (the raw name as the platform gave it, `channel.rawEngine`) and
  * the canonical engine it stands for (`messenger` matches events whose engine is `facebook`).
  */
 export function engineMatchValues(value: string): string[] {

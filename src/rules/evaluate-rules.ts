@@ -139,7 +139,7 @@ interface EvalContext {
   found: ReadonlyMap<number, number>;
   /** What text conditions read: the message's text and caption, or a burst's text. */
   text: string;
-  /** Set when a debounced rule is evaluated on its burst (issue 28). */
+  /** Set when a debounced rule is evaluated on its burst. */
   burst: Burst | undefined;
   lastCustomerMessageAt: Date | null;
   hours: BusinessHoursState | undefined;
@@ -182,7 +182,7 @@ const SAME_MOMENT_MS = 60_000;
 /**
  * The instant `business_hours` is judged at: when the event happened (the customer wrote), not
  * when the worker got to it. After a backlog or an outage, a message written at 16:55 is still
- * "during opening hours" at 17:30 (issue 13, item 12). An event time in the future (a platform
+ * "during opening hours" at 17:30. An event time in the future (a platform
  * clock ahead of ours) or an unreadable one counts as now.
  */
 export function businessHoursInstant(event: Pick<ConversationEvent, 'occurredAt'>, now: Date): Date {
@@ -192,7 +192,7 @@ export function businessHoursInstant(event: Pick<ConversationEvent, 'occurredAt'
 }
 
 /**
- * A debounced rule evaluated once on its burst (issue 28): the burst's last message is the event
+ * A debounced rule evaluated once on its burst: the burst's last message is the event
  * (fields, channel, reply window, `event.*`), text conditions read the burst's text, `has_media`
  * holds when any message had media, templates get `{{burst.*}}`. The plan's outcomes hold this
  * rule only. `facts` are the conversation's when the burst ends (isFirstCustomerMessage: the burst
@@ -287,7 +287,7 @@ function evaluateRule(
 }
 
 /**
- * An `on: window_closing` rule for a customer message (issue 16): a timer due `before` ahead of the
+ * An `on: window_closing` rule for a customer message: a timer due `before` ahead of the
  * end of the reply window this message opens, cancelled by the next customer message (which arms
  * its own: a re-arm) or by an agent reply. Its conditions and templates are judged against the
  * customer message now; its actions run when it fires (a reply is checked against the window then).
@@ -600,7 +600,7 @@ function fieldTest(
   const shown = raw === null ? 'not given' : `"${truncate(actual, 40)}"`;
   const wanted = values.length === 1 ? `"${values[0]}"` : listForReason(values.map((v) => `"${v}"`));
   // `engine: waba` names the platform's raw engine, `engine: whatsapp` the normalised one: either
-  // matches (issue 12: `wa` and `waba` both normalise to whatsapp).
+  // matches (`wa` and `waba` both normalise to whatsapp).
   const rawEngine = field === 'engine' ? (event.channel.rawEngine ?? null) : null;
   const hit = normalized.has(key) || (rawEngine !== null && normalized.has(rawEngine));
   const shownRaw = rawEngine !== null && rawEngine !== key ? ` (raw "${truncate(rawEngine, 40)}")` : '';

@@ -4,7 +4,7 @@ import { formatLocal } from './business-time.js';
 import { describeAction } from './format-plan.js';
 
 /**
- * The bursts section of `convo-bridge explain` (issue 28): per debounced rule, each burst the
+ * The bursts section of `convo-bridge explain`: per debounced rule, each burst the
  * given customer messages form, when it ends, what text the rule reads, and what it would do then.
  */
 export function formatBurstRuns(runs: readonly BurstRun[], timezone: string, messages: number): string[] {

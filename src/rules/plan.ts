@@ -29,7 +29,7 @@ export interface RuleOutcome {
   notes: readonly string[];
   /** Set when the rule matched and has `cooldown`: the worker records the time under the rule name. */
   cooldownMs: number | null;
-  /** A debounced rule's outcome for a customer message: the message joins its burst (issue 28). */
+  /** A debounced rule's outcome for a customer message: the message joins its burst. */
   debounced?: true;
 }
 
@@ -93,7 +93,7 @@ export type PlannedAction = {
       unless: EventKind[];
       actions: PlannedAction[];
       /**
-       * ISO instant the timer is due, when the plan fixes it (issue 16: business-time timers and
+       * ISO instant the timer is due, when the plan fixes it (business-time timers and
        * window_closing); the worker counts the delay from it, so a retried run does not push it back.
        * Absent in plans frozen by an older bridge: then `delayMs` from the run.
        */
@@ -118,7 +118,7 @@ export interface Plan {
   /**
    * Replies the rules wanted but replaced by `reply_window.when_closed` because the window was
    * already closed when planning (one entry per reply, also when when_closed is empty). The worker
-   * counts them in convo_bridge_window_blocked_replies_total once the plan is frozen (issue 13).
+   * counts them in convo_bridge_window_blocked_replies_total once the plan is frozen.
    */
   blockedReplies: readonly BlockedReply[];
 }

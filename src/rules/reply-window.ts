@@ -45,7 +45,7 @@ export function engineMatches(wanted: string, channel: ConversationEvent['channe
 
 /**
  * The kind of the first `channels` entry whose every given field matches; when none does, the
- * built-in kind of the platform's raw engine name (issue 12: safe without any mapping).
+ * built-in kind of the platform's raw engine name (safe without any mapping).
  */
 export function resolveChannelKind(
   config: Pick<ReplyWindowSource, 'channels'>,

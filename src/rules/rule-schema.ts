@@ -199,7 +199,7 @@ export type ActionConfig =
       type: 'after';
       delayMs: number;
       unless: EventKind[];
-      /** `business`: the delay counts open business hours only (issue 16). */
+      /** `business`: the delay counts open business hours only. */
       clock: TimerClock;
       actions: ActionConfig[];
     };
@@ -210,7 +210,7 @@ export type TimerClock = (typeof TIMER_CLOCKS)[number];
 
 /**
  * Triggers a rule can be `on` besides event kinds: `window_closing` fires `before` ahead of the end
- * of the reply window that each customer message opens (issue 16).
+ * of the reply window that each customer message opens.
  */
 export const CLOCK_TRIGGERS = ['window_closing'] as const;
 export type ClockTrigger = (typeof CLOCK_TRIGGERS)[number];
@@ -387,8 +387,8 @@ export const ruleSchema = z
           'on: window_closing needs before: DURATION (e.g. before: 2h: fire 2 hours before the window closes)',
       });
     }
-    // `before: 0` is not a duration (a bare number) and was refused while `before: 0s` passed
-    // (issue 30); at 0 the rule fires as the window closes, when no reply can be sent any more.
+    // `before: 0` (a bare number, not a duration) and `before: 0s` are refused alike, for one
+    // reason: at 0 the rule fires as the window closes, when no reply can be sent any more.
     if (clock && r.before === 0) {
       ctx.addIssue({
         code: 'custom',

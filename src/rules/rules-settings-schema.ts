@@ -104,7 +104,7 @@ export const replyWindowSchema = z
       .array(z.enum(CHANNEL_KINDS))
       .default(DEFAULT_WINDOW_KINDS)
       .describe('Channel kinds (from channels:) whose free-form replies need an open window.'),
-    // Fractions (hours: 0.05 = 3 minutes) let tests and demos watch a window close (issue 16).
+    // Fractions (hours: 0.05 = 3 minutes) let tests and demos watch a window close.
     hours: z
       .union([
         z.number(),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * Tags, the conversation's memory (issue 28, point 2): `tag: vip` (optionally `for: 24h`) and
+ * Tags, the conversation's memory: `tag: vip` (optionally `for: 24h`) and
  * `untag: vip` actions, the `tags: { any | all | none: [...] }` condition and `{{tags}}`. Names
  * are fixed in the config (no templates), so the set of tags a conversation can hold is bounded
  * by the config and holds business labels, never customer data. Pure: the worker keeps them in

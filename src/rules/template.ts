@@ -17,7 +17,7 @@ export interface TemplateContext {
   customer: { name: string };
   window: { closedFor: string; hours: number };
   conversation: { id: string | null };
-  /** A debounced rule's burst (issue 28): the messages, their text, when the first was received. */
+  /** A debounced rule's burst: the messages, their text, when the first was received. */
   burst?: { count: number; text: string; firstAt: string } | undefined;
   /** The conversation's tags, sorted and comma-separated ("gold, vip"; rules/tags.ts). */
   tags?: string;

@@ -32,6 +32,12 @@ export const CONVERSATION_FIELDS = {
   tag: 'G:',
 } as const;
 
+/**
+ * A timer's registration (field `timer` + its id, worker/timers/timers.ts): the pending prefix and
+ * the kinds of event that cancel it while it waits, `firing` once it fired and its actions run.
+ */
+export const TIMER_REGISTRATION = { pending: 'p:', firing: 'firing' } as const;
+
 export interface SendChain {
   /** ms: when the first send of the run began. */
   since: number;

@@ -5,12 +5,25 @@ import { bullmqTelemetry } from '../../observe/trace-context.js';
 import { keptJobs } from '../../queue/job-options.js';
 import { QUEUE_NAMES } from '../../queue/redis-keys.js';
 import type { RedisClient } from '../../redis/redis-client.js';
-import type { BusinessTable } from '../businesses/business-table.js';
 import { jobRetryDelay } from '../failures/backoff.js';
 import type { WorkerConnections } from './worker-connections.js';
+import type { WorkerMetrics } from './worker-metrics.js';
 
 /** Times a job may be recovered from a dead worker before BullMQ fails it (the order gate then skips it). */
 const MAX_STALLED_COUNT = 5;
+
+/**
+ * What the shard's workers run and count their jobs with: the businesses served
+ * (businesses/business-table.ts), stated here so that this adapter does not import them back.
+ */
+export interface ShardJobRunner {
+  /** Runs a job of the `events` queue with its business's context for this shard. */
+  processEvent(job: Job, token: string | undefined, shard: number): Promise<unknown>;
+  /** Runs a job of the `timers` queue (a timer or a burst) likewise. */
+  processTimer(job: Job, token: string | undefined, shard: number): Promise<unknown>;
+  /** The metrics of the job's business (undefined: none kept). */
+  metricsOf(job: Job | undefined): WorkerMetrics | undefined;
+}
 
 /**
  * The two BullMQ workers of one shard (events, timers), each on a connection of its own, running
@@ -18,7 +31,7 @@ const MAX_STALLED_COUNT = 5;
  */
 export function createShardWorkers(input: {
   /** The businesses served: each job runs with its business's context for this shard. */
-  table: BusinessTable;
+  table: ShardJobRunner;
   shard: number;
   /** The shard's queue prefix. */
   prefix: string;
@@ -78,7 +91,7 @@ function workerOptions(
   };
 }
 
-function track(worker: Worker, queue: string, table: BusinessTable, log: Logger): void {
+function track(worker: Worker, queue: string, table: ShardJobRunner, log: Logger): void {
   worker.on('completed', (job: Job) => {
     const metrics = table.metricsOf(job);
     metrics?.jobs.inc({ queue, outcome: 'completed' });

@@ -16,7 +16,7 @@ import type { BurstRule } from './burst-store.js';
  * by the run of the message that begins the burst, due `debounce` after it. When it comes due it
  * lets the conversation's earlier events run, then claims the burst (bursts/burst-store.ts); if
  * a message extended the burst it sleeps until the new due time, otherwise it evaluates the rule
- * and runs the actions (bursts/process-burst.ts).
+ * and runs the actions (processor/process-burst.ts).
  */
 export const BurstJobDataSchema = z.object({
   kind: z.literal('burst'),

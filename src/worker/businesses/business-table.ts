@@ -10,16 +10,17 @@ import { BusinessPaused } from '../failures/job-failure-policy.js';
 import type { EventRecorder } from '../ports.js';
 import { BusinessGate } from '../processor/business-gate.js';
 import type { EventSlots } from '../processor/event-slots.js';
-import { type EventJobResult, processEventJob } from '../processor/process-event.js';
+import {
+  type EventJobResult,
+  processEventJob,
+  UNKNOWN_BUSINESS_RECHECK_MS,
+} from '../processor/process-event.js';
 import { processTimerJob, type TimerJobResult } from '../processor/process-timer.js';
 import type { BatchDeps, EventProcessorDeps } from '../processor/processor-deps.js';
 import { createShadowObserver, type ShadowObserver } from '../shadow/shadow-observer.js';
 import type { StoreTtls } from '../store-ttls.js';
 import { createTimerScheduler } from '../timers/timers.js';
 import type { WorkerBusiness } from './worker-business.js';
-
-/** How long a timer of a business the config does not (or no longer) name waits before it looks again. */
-const UNKNOWN_BUSINESS_RECHECK_MS = 5 * 60_000;
 
 /** The queues of one shard this process works on. */
 export interface ShardQueues {

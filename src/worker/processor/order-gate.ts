@@ -67,6 +67,12 @@ export const ORDER_RECHECK_MS = 2_000;
 /** How long a vanished or failed head may block its conversation before it is dropped. */
 export const GHOST_GRACE_MS = 30_000;
 
+/**
+ * Longest a due timer or burst waits for the events that reached the receiver before it (an agent
+ * reply still queued must be able to cancel it) before it runs anyway.
+ */
+export const MAX_WAIT_FOR_EARLIER_EVENTS_MS = 60_000;
+
 export type GateDecision =
   | { kind: 'go'; released: string | null }
   | { kind: 'skip' }

@@ -1,18 +1,15 @@
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import { describeIssuePaths } from '../../base/issue-paths.js';
 import { isBurstJobData } from '../bursts/burst-job.js';
-import { processBurstJob } from '../bursts/process-burst.js';
 import { loadFacts } from '../conversation-facts.js';
 import { RunState } from '../exactly-once/execute-actions.js';
 import { handleJobFailure } from '../failures/job-failure-policy.js';
 import type { ActionReport } from '../ports.js';
 import { claimTimer, releaseTimer, TimerJobDataSchema } from '../timers/timers.js';
-import { ORDER_RECHECK_MS } from './order-gate.js';
+import { MAX_WAIT_FOR_EARLIER_EVENTS_MS, ORDER_RECHECK_MS } from './order-gate.js';
+import { processBurstJob } from './process-burst.js';
 import type { EventProcessorDeps } from './processor-deps.js';
 import { runPlannedActions } from './run-planned-actions.js';
-
-/** Longest a due timer waits for earlier events of its conversation before it fires anyway. */
-const MAX_WAIT_FOR_EARLIER_EVENTS_MS = 60_000;
 
 export interface TimerJobResult {
   timerId: string;

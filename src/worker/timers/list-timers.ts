@@ -7,7 +7,7 @@ import { replyWindow } from '../../rules/reply-window.js';
 import type { ChannelConfig, ChannelKind } from '../../rules/rules-settings-schema.js';
 import { isBurstJobData } from '../bursts/burst-job.js';
 import { burstTimerView } from '../bursts/burst-view.js';
-import { CONVERSATION_FIELDS } from '../conversation-facts.js';
+import { CONVERSATION_FIELDS, TIMER_REGISTRATION } from '../conversation-facts.js';
 import { TimerJobDataSchema, timerField } from './timers.js';
 
 /**
@@ -91,8 +91,8 @@ export async function listConversationClocks(
       state:
         registration === null
           ? 'cancelled'
-          : registration.startsWith('p:')
-            ? `pending (cancelled by ${registration.slice(2) || 'nothing'})`
+          : registration.startsWith(TIMER_REGISTRATION.pending)
+            ? `pending (cancelled by ${registration.slice(TIMER_REGISTRATION.pending.length) || 'nothing'})`
             : registration,
     });
     entry.channel = data.event.channel;

@@ -7,7 +7,7 @@ import { jobNameFor } from '../../queue/event-job.js';
 import type { BridgeKeys } from '../../queue/redis-keys.js';
 import type { RedisClient } from '../../redis/redis-client.js';
 import { defineRedisScript } from '../../redis/redis-script.js';
-import { CONVERSATION_FIELDS } from '../conversation-facts.js';
+import { CONVERSATION_FIELDS, TIMER_REGISTRATION } from '../conversation-facts.js';
 import type { PlannedAction, TimerScheduler } from '../ports.js';
 import { DEFAULT_STORE_TTLS } from '../store-ttls.js';
 
@@ -69,7 +69,7 @@ const registerScript = defineRedisScript<string>('TimerRegister', 1, REGISTER_LU
 const CLAIM_LUA = `
 local state = redis.call('HGET', KEYS[1], ARGV[1])
 if not state then return 'cancelled' end
-if string.sub(state, 1, 2) == 'p:' then redis.call('HSET', KEYS[1], ARGV[1], 'firing') end
+if string.sub(state, 1, ${TIMER_REGISTRATION.pending.length}) == '${TIMER_REGISTRATION.pending}' then redis.call('HSET', KEYS[1], ARGV[1], '${TIMER_REGISTRATION.firing}') end
 return 'go'
 `;
 const claimScript = defineRedisScript<string>('TimerClaim', 1, CLAIM_LUA);
@@ -97,7 +97,7 @@ export function createTimerScheduler(
         [key],
         [
           timerField(input.timerId),
-          `p:${input.unless.join(',')}`,
+          `${TIMER_REGISTRATION.pending}${input.unless.join(',')}`,
           Math.max(delayMs + REGISTRATION_TTL_MARGIN_MS, conversationSeconds * 1000),
           input.resumed ? '1' : '0',
         ],

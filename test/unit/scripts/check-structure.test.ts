@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { checkStructure, MAX_FUNCTION_LINES } from '../../../scripts/check-structure.js';
 
 /**
- * `npm run check:structure` keeps src/ tidy (issue 25). Each case builds a small src/ tree in a
+ * `npm run check:structure` keeps src/ tidy. Each case builds a small src/ tree in a
  * temporary folder with exactly one fault and checks that the checker names it; the first case is
  * the tree without faults, so that each fault is the only reason for its finding.
  */
@@ -83,6 +83,63 @@ describe('check-structure', () => {
         "import { rule } from '../rules/rule.js';\nexport const base = 'base';\nexport const r = rule;\n",
     });
     expect(kinds(root).sort()).toEqual(['circle', 'folder-circle', 'layer']);
+  });
+
+  it('finds sub-folders of one folder that depend on each other although no file circle ties them', () => {
+    const root = tree({
+      'rules/rule.ts':
+        "import { base } from '../base/base.js';\nimport { x } from './a/x.js';\nimport { z } from './b/z.js';\nexport function rule(): string {\n  return base + x + z;\n}\n",
+      'rules/a/x.ts': "import { y } from '../b/y.js';\nexport const x = y;\n",
+      'rules/a/w.ts': "export const w = 'w';\n",
+      'rules/b/y.ts': "export const y = 'y';\n",
+      'rules/b/z.ts': "import { w } from '../a/w.js';\nexport const z = w;\n",
+    });
+    const report = checkStructure(root);
+    expect(report.findings.map((f) => f.kind)).toEqual(['folder-circle']);
+    expect(report.findings[0]?.message).toContain('rules/a/ <-> rules/b/');
+    expect(report.findings[0]?.message).toContain('rules/b/z.ts -> ');
+  });
+
+  it('finds a file and a sub-folder of one folder that depend on each other', () => {
+    const root = tree({
+      'rules/rule.ts':
+        "import { base } from '../base/base.js';\nimport { x } from './a/x.js';\nexport function rule(): string {\n  return base + x;\n}\nexport const name = 'rule';\n",
+      'rules/a/x.ts': "export const x = 'x';\n",
+      'rules/a/uses-rule.ts': "import { name } from '../rule.js';\nexport const again = name;\n",
+      'index.ts':
+        "export { rule } from './rules/rule.js';\nexport { again } from './rules/a/uses-rule.js';\n",
+    });
+    expect(kinds(root)).toEqual(['folder-circle']);
+  });
+
+  it.each([
+    ['emulator/inbox.ts', 'platform/client.ts'],
+    ['platform/client.ts', 'emulator/inbox.ts'],
+  ])(
+    'finds an import between folders of one layer that the layer map does not allow (%s -> %s)',
+    (from, to) => {
+      const root = tree({
+        'index.ts':
+          "export { rule } from './rules/rule.js';\nexport { inbox } from './emulator/inbox.js';\nexport { client } from './platform/client.js';\n",
+        'emulator/inbox.ts': "export const inbox = 'inbox';\n",
+        'platform/client.ts': "export const client = 'client';\n",
+        [from]: `import { ${to.includes('platform') ? 'client' : 'inbox'} as other } from '../${to.replace('.ts', '.js')}';\nexport const ${from.includes('emulator') ? 'inbox' : 'client'} = other;\n`,
+      });
+      const report = checkStructure(root);
+      expect(report.findings.map((f) => f.kind)).toEqual(['same-layer']);
+      expect(report.findings[0]?.message).toContain(
+        `${from.split('/')[0]}/ and ${to.split('/')[0]}/ share layer`,
+      );
+    },
+  );
+
+  it('lets a folder import a sibling of its layer that the layer map allows (platform/ -> observe/)', () => {
+    const root = tree({
+      'index.ts': "export { rule } from './rules/rule.js';\nexport { client } from './platform/client.js';\n",
+      'platform/client.ts': "import { log } from '../observe/log.js';\nexport const client = log;\n",
+      'observe/log.ts': "export const log = 'log';\n",
+    });
+    expect(kinds(root)).toEqual([]);
   });
 
   it('finds a folder that has no layer', () => {

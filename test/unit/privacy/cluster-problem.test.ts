@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clusterProblem } from '../../../src/cli/forget-command.js';
+import { clusterProblem } from '../../../src/privacy/check-every-node.js';
 
 const line = (port: number, flags: string, link: string, slots: string) =>
   `id${port} 127.0.0.1:${port}@${port + 10000} ${flags} - 0 0 1 ${link} ${slots}`;

@@ -1,19 +1,16 @@
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import type { Burst } from '../../rules/burst.js';
+import { type BurstJobData, BurstJobDataSchema } from '../bursts/burst-job.js';
+import { claimBurst, readTakenBurst, releaseBurst } from '../bursts/burst-store.js';
 import { cooldownFields, loadFacts, type StoredFacts } from '../conversation-facts.js';
 import { RunState } from '../exactly-once/execute-actions.js';
 import { handleJobFailure } from '../failures/job-failure-policy.js';
 import type { ActionReport, ConversationFacts, FrozenPlan } from '../ports.js';
-import { ORDER_RECHECK_MS } from '../processor/order-gate.js';
-import type { EventProcessorDeps } from '../processor/processor-deps.js';
-import { runPlannedActions } from '../processor/run-planned-actions.js';
-import { type BurstJobData, BurstJobDataSchema } from './burst-job.js';
-import { claimBurst, readTakenBurst, releaseBurst } from './burst-store.js';
+import { MAX_WAIT_FOR_EARLIER_EVENTS_MS, ORDER_RECHECK_MS } from './order-gate.js';
+import type { EventProcessorDeps } from './processor-deps.js';
+import { runPlannedActions } from './run-planned-actions.js';
 
-/** Longest a due burst waits for earlier events of its conversation before it is evaluated anyway (as timers). */
-const MAX_WAIT_FOR_EARLIER_EVENTS_MS = 60_000;
-
-/** As a timer job reports itself (processor/process-timer.ts TimerJobResult). */
+/** As a timer job reports itself (process-timer.ts TimerJobResult). */
 export interface BurstJobResult {
   timerId: string;
   state: 'fired' | 'cancelled';
