@@ -28,9 +28,10 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['config'],
   // Edges every adapter uses: logging and tracing, the platform client, Redis connections.
   ['observe', 'platform', 'redis'],
-  // The queue's key layout and jobs, then the adapters on either side of it.
+  // The queue's key layout and jobs, then the adapters on either side of it, and the admin surface
+  // (its guard, headers and bull-board) beside them.
   ['queue'],
-  ['receive', 'worker', 'forward', 'emulator'],
+  ['receive', 'worker', 'forward', 'emulator', 'admin'],
   // What is built on the worker's pieces: recorded events and backtests, then rule tests.
   ['record'],
   ['rules-test'],
