@@ -36,12 +36,10 @@ export async function listenAdmin(
     const status = (error as { status?: unknown }).status;
     const code = typeof status === 'number' && status >= 400 && status < 500 ? status : 500;
     if (code === 500) log.error({ err: describeError(error) }, 'admin surface: a request failed');
-    res
-      .status(code)
-      .json({
-        success: false,
-        error: code === 500 ? 'the admin surface failed: the bridge log says why' : 'bad request',
-      });
+    res.status(code).json({
+      success: false,
+      error: code === 500 ? 'the admin surface failed: the bridge log says why' : 'bad request',
+    });
   });
   const server = createServer(app);
   // Bound slow senders: headers within 10 s, the whole request within 30 s (as the receiver).

@@ -7,17 +7,17 @@ import { QUEUE_DASHBOARD_PATH } from './admin-surface.js';
 import { type CspDirectives, STRICT_CSP } from './security-headers.js';
 
 /**
- * What bull-board needs beyond STRICT_CSP, checked in Chromium (test/integration/admin): the
- * React app injects <style> elements and its loading screen has style attributes; its editor
- * draws icons from data: SVGs; its syntax highlighter runs in a worker from its own files. Script
- * stays same-origin. Its Google Fonts stylesheet is left blocked: the page falls back to the
- * browser's fonts and the admin page asks no third party for anything.
+ * What bull-board needs beyond STRICT_CSP, checked in Chromium (test/integration/admin): its React
+ * app injects <style> elements and its loading screen has style attributes, hence inline styles;
+ * its job-data editor draws icons from data: SVGs (in its code; the test does not open the editor).
+ * Script stays same-origin, and so do its workers (worker-src falls back to script-src). Its
+ * Google Fonts stylesheet is left blocked: the page falls back to the browser's fonts, and an
+ * admin page asks no third party for anything.
  */
 export const QUEUE_DASHBOARD_CSP: CspDirectives = {
   ...STRICT_CSP,
   'style-src': ["'self'", "'unsafe-inline'"],
   'img-src': ["'self'", 'data:'],
-  'worker-src': ["'self'"],
 };
 
 /** bull-board over the given queues, as a handler to mount at QUEUE_DASHBOARD_PATH (admin-surface.ts). */

@@ -15,6 +15,8 @@ export interface AdminBridge {
   receiverUrl: string;
   /** Where the admin surface listens: admin.listen's server, else the receiver. */
   adminUrl: string;
+  /** The bridge's Redis key prefix. */
+  prefix: string;
   /** The bridge's log, as JSON lines. */
   logs: Record<string, unknown>[];
   close(): Promise<void>;
@@ -61,6 +63,7 @@ export async function startAdminBridge(
     bridge,
     receiverUrl,
     adminUrl,
+    prefix,
     logs,
     async close() {
       await bridge.stop('test over');
