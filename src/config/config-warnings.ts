@@ -53,7 +53,7 @@ function adminWarnings(config: BridgeConfig): SchemaProblem[] {
     {
       path: ['admin', 'password'],
       atKey: true,
-      message: `the admin surface (/admin/queues) shares the webhook port, and receiver.host ${receiver.host} listens on all interfaces: anyone who can reach the webhooks can try the admin password; set admin.listen: 127.0.0.1:9090 (or another private address) to serve it apart (docs/production.md, "The admin surface")`,
+      message: `admin.listen is unset, so the admin surface (/admin/queues) shares the webhook port, and receiver.host ${receiver.host} listens on all interfaces: anyone who can reach the webhooks can try the admin password; set admin.listen: 127.0.0.1:9090 (or another private address) to serve it apart (docs/production.md, "The admin surface")`,
     },
   ];
 }
