@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
-import { describeError } from '../base/errors.js';
+import { ConvoBridgeError, describeError } from '../base/errors.js';
 import type { AdminSurface } from './admin-surface.js';
 
 export interface AdminServer {
@@ -45,15 +45,19 @@ export async function listenAdmin(
   // Bound slow senders: headers within 10 s, the whole request within 30 s (as the receiver).
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
+  const host = listen.host.includes(':') ? `[${listen.host}]` : listen.host;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      // The OS's code (EADDRINUSE...) stays the error's code: the CLI answers a port in use alike.
+      const message = `admin.listen ${host}:${listen.port}: cannot listen (${error.message}): choose a free port, or an address of this machine`;
+      reject(new ConvoBridgeError(message, { code: error.code ?? 'ADMIN_LISTEN_FAILED', cause: error }));
+    });
     server.listen(listen.port, listen.host, () => {
-      server.off('error', reject);
+      server.removeAllListeners('error');
       resolve();
     });
   });
   const { port } = server.address() as AddressInfo;
-  const host = listen.host.includes(':') ? `[${listen.host}]` : listen.host;
   return { url: `http://${host}:${port}`, close: () => stop(server) };
 }
 

@@ -40,6 +40,12 @@ export async function startAdminBridge(
       done();
     },
   });
+  const cleanup = async () => {
+    const redis = connectTestRedis();
+    await deleteKeys(redis, prefix);
+    await redis.quit();
+    await file.cleanup();
+  };
   const bridge = await runBridge({
     mode: 'start',
     configPath: file.path,
@@ -55,6 +61,9 @@ export async function startAdminBridge(
       REDIS_URL: testRedisUrl(),
       REDIS_PREFIX: prefix,
     },
+  }).catch(async (error: unknown) => {
+    await cleanup();
+    throw error;
   });
   const receiverUrl = bridge.url ?? '';
   const apart = logs.find((line) => String(line.msg).startsWith('admin surface listening apart'));
@@ -67,10 +76,7 @@ export async function startAdminBridge(
     logs,
     async close() {
       await bridge.stop('test over');
-      const redis = connectTestRedis();
-      await deleteKeys(redis, prefix);
-      await redis.quit();
-      await file.cleanup();
+      await cleanup();
     },
   };
 }

@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   ADMIN_PASSWORD,
@@ -122,5 +123,22 @@ describe('the admin surface (real bridge, real HTTP on loopback)', () => {
     expect(html.status).toBe(200);
     expectSecurityHeaders(html.headers, 'https://ops.example.com');
     expect(html.headers['x-frame-options']).toBeUndefined();
+  });
+
+  it('refuses to start when admin.listen cannot listen, naming the setting', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as { port: number };
+    try {
+      const started = startAdminBridge(
+        `{ username: ${ADMIN_USER}, password: "${ADMIN_PASSWORD}", listen: "127.0.0.1:${port}" }`,
+      );
+      await expect(started).rejects.toMatchObject({
+        code: 'EADDRINUSE',
+        message: expect.stringContaining(`admin.listen 127.0.0.1:${port}: cannot listen`),
+      });
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
   });
 });
