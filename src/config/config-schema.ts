@@ -396,8 +396,8 @@ const listenSchema = z
     return { host: match[1], port };
   });
 
-/** An origin allowed to frame the admin pages: scheme, host and port, no path. */
-const originSchema = z.string().superRefine((text, ctx) => {
+/** An origin allowed to frame the admin pages: scheme, host and port, no path; read as the URL's origin. */
+const originSchema = z.string().transform((text, ctx) => {
   let origin: string | undefined;
   try {
     origin = new URL(text).origin;
@@ -409,7 +409,9 @@ const originSchema = z.string().superRefine((text, ctx) => {
       code: 'custom',
       message: `"${text}" is not an origin: write scheme, host and port only, e.g. https://ops.example.com`,
     });
+    return z.NEVER;
   }
+  return origin;
 });
 
 const adminSchema = z

@@ -42,6 +42,11 @@ describe('admin: settings', () => {
       listen: { host: '::1', port: 9090 },
       frameAncestors: ['https://ops.example.com'],
     });
+    // A trailing slash is the same origin; the policy names the origin alone.
+    expect(
+      load(`admin: { password: ${GOOD}, frame_ancestors: [ "https://ops.example.com:8443/" ] }\n`).config
+        .admin.frameAncestors,
+    ).toEqual(['https://ops.example.com:8443']);
     expect(load(`admin: { password: ${GOOD}, listen: "127.0.0.1:9090" }\n`).config.admin.listen).toEqual({
       host: '127.0.0.1',
       port: 9090,
