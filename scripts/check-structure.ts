@@ -33,9 +33,10 @@ export const LAYERS: readonly (readonly string[])[] = [
   // Edges every adapter uses: logging and tracing, the platform client, Redis connections; and the
   // emulator, the other reading of the platform's interface document beside the client.
   ['observe', 'platform', 'redis', 'emulator'],
-  // The queue's key layout and jobs, then the adapters on either side of it.
+  // The queue's key layout and jobs, then the adapters on either side of it, and the admin surface
+  // (its guard, headers and bull-board) beside them.
   ['queue'],
-  ['receive', 'worker', 'forward'],
+  ['receive', 'worker', 'forward', 'admin'],
   // What is built on the worker's pieces: recorded events and backtests, then rule tests.
   ['record'],
   ['rules-test'],

@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { Queue } from 'bullmq';
+import type { Express } from 'express';
 import type { Logger } from 'pino';
 import { Counter, collectDefaultMetrics, Registry } from 'prom-client';
 import { describeError } from '../base/errors.js';
@@ -42,6 +43,7 @@ import { registerRedisGauges } from './redis-gauges.js';
 import { createOutageReporter, type OutageReporter, quietConnectionErrors } from './redis-outage.js';
 import { type ReplicaCheck, watchReplicas } from './replica-check.js';
 import { createShutdown, type Shutdown, stopOnSignals } from './shutdown.js';
+import { buildAdmin } from './start-admin.js';
 import { testClock } from './test-clock.js';
 
 export type BridgeMode = 'start' | 'serve' | 'work';
@@ -327,9 +329,11 @@ async function startReceiver(
   readiness: () => Promise<string | null>,
 ): Promise<BridgeHttp> {
   const { config, loaded, layout, layoutChecked, log, registry } = base;
-  // bull-board (and its UI assets) only when the dashboard is on: it is most of an idle
-  // bridge's memory otherwise.
-  const admin = config.admin.password && composed ? await import('./admin-routes.js') : undefined;
+  // Repeated 503s and failed admin logins: one line per interval with a count, like the outage report.
+  const repeatLogIntervalMs = base.options.outageReportIntervalMs ?? 30_000;
+  const admin = composed
+    ? await buildAdmin({ admin: config.admin, queues: queuesForGauges, log, registry, repeatLogIntervalMs })
+    : undefined;
   const businesses = explicitBusinesses(loaded);
   const { path, secrets, ...shared } = receiverOptionsFromConfig(config);
   const receiver = createReceiver({
@@ -341,15 +345,10 @@ async function startReceiver(
     layout,
     layoutChecked,
     logger: log,
-    // Repeated 503s: one line per interval with a count, like the outage report.
-    repeatLogIntervalMs: base.options.outageReportIntervalMs ?? 30_000,
+    repeatLogIntervalMs,
     metrics: registry,
     readiness,
-    routes: (app) => {
-      if (composed && admin?.mountAdmin(app, queuesForGauges, config.admin)) {
-        log.info('bull-board at /admin/queues (basic auth)');
-      }
-    },
+    ...(admin ? { routes: (app: Express) => admin.routes(app) } : {}),
   });
   const listening = await receiver
     .listen(config.receiver.port, config.receiver.host)
@@ -368,6 +367,9 @@ async function startReceiver(
         receiver,
       ),
     );
+  const adminServer = await admin
+    ?.listen()
+    .catch((error: unknown) => failStart(error, base, composed, receiver));
   if (businesses) {
     log.info(
       { url: listening.url, businesses: businesses.length },
@@ -376,7 +378,11 @@ async function startReceiver(
   } else {
     log.info({ url: `${listening.url}${config.receiver.path}` }, 'receiver listening');
   }
-  return { url: listening.url, close: listening.close, receiver };
+  const close = async () => {
+    await Promise.all([listening.close(), adminServer?.close()]);
+    admin?.flush();
+  };
+  return { url: listening.url, close, receiver };
 }
 
 /**
@@ -438,7 +444,9 @@ function watchRules(
         );
       }
       if (sharedSettingsChanged(config, next.config, businesses !== undefined)) {
-        log.warn('receiver, redis or retention settings changed too: they take effect after a restart');
+        log.warn(
+          'receiver, redis, retention or admin settings changed too: they take effect after a restart',
+        );
       }
     },
     onError: (error: ConfigError) => {
@@ -470,7 +478,8 @@ function sharedSettingsChanged(before: BridgeConfig, after: BridgeConfig, perBus
   return (
     JSON.stringify(receiverOf(after)) !== JSON.stringify(receiverOf(before)) ||
     JSON.stringify(after.redis) !== JSON.stringify(before.redis) ||
-    JSON.stringify(after.retention) !== JSON.stringify(before.retention)
+    JSON.stringify(after.retention) !== JSON.stringify(before.retention) ||
+    JSON.stringify(after.admin) !== JSON.stringify(before.admin)
   );
 }
 

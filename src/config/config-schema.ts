@@ -376,10 +376,76 @@ export function parseWorkerSettings(section: z.input<typeof workerSchema> = {}):
   return workerSchema.parse(section);
 }
 
-const adminSchema = z.strictObject({
-  username: nonEmpty.default('admin'),
-  password: nonEmpty.optional().describe('Admin endpoints and bull-board are off while this is unset.'),
+/** The shortest admin password accepted: the login throttle slows guessing, it cannot make a short password long. */
+export const ADMIN_PASSWORD_MIN_LENGTH = 12;
+
+/** `admin.listen`: `HOST:PORT`, an IPv6 host in brackets; port 0 takes a free one. */
+const listenSchema = z
+  .string()
+  .trim()
+  .transform((text, ctx) => {
+    const match = /^\[([^\]]+)\]:(\d{1,5})$/.exec(text) ?? /^([^:\s[\]]+):(\d{1,5})$/.exec(text);
+    const port = Number(match?.[2]);
+    if (!match?.[1] || !(port >= 0 && port <= 65_535)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `"${text}" is not HOST:PORT: write e.g. 127.0.0.1:9090 (an IPv6 host in brackets: [::1]:9090)`,
+      });
+      return z.NEVER;
+    }
+    return { host: match[1], port };
+  });
+
+/** An origin allowed to frame the admin pages: scheme, host and port, no path; read as the URL's origin. */
+const originSchema = z.string().transform((text, ctx) => {
+  let origin: string | undefined;
+  try {
+    origin = new URL(text).origin;
+  } catch {
+    origin = undefined;
+  }
+  if (origin === undefined || origin === 'null' || origin !== text.replace(/\/$/, '')) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${text}" is not an origin: write scheme, host and port only, e.g. https://ops.example.com`,
+    });
+    return z.NEVER;
+  }
+  return origin;
 });
+
+const adminSchema = z
+  .strictObject({
+    username: nonEmpty.default('admin'),
+    password: nonEmpty
+      .min(ADMIN_PASSWORD_MIN_LENGTH, {
+        error: `is shorter than ${ADMIN_PASSWORD_MIN_LENGTH} characters: the admin surface faces password guessing; use a longer one (e.g. the output of \`openssl rand -base64 18\`, given through \${ADMIN_PASSWORD})`,
+      })
+      .optional()
+      .describe(
+        `The admin surface (bull-board at /admin/queues) is off while this is unset. At least ${ADMIN_PASSWORD_MIN_LENGTH} characters.`,
+      ),
+    listen: listenSchema
+      .optional()
+      .describe(
+        'HOST:PORT of the admin surface, apart from the webhooks (e.g. 127.0.0.1:9090). Unset: served on the receiver port.',
+      ),
+    frame_ancestors: z
+      .array(originSchema)
+      .default([])
+      .describe(
+        "Origins allowed to show the admin pages in a frame (e.g. https://ops.example.com). Default: none (frame-ancestors 'none').",
+      ),
+  })
+  .transform((a) => ({
+    username: a.username,
+    password: a.password,
+    /** null: on the receiver's host and port. */
+    listen: a.listen ?? null,
+    frameAncestors: a.frame_ancestors,
+  }));
+
+export type AdminSettings = z.output<typeof adminSchema>;
 
 const logSchema = z.strictObject({
   level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

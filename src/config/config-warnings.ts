@@ -34,8 +34,28 @@ export function configWarnings(config: BridgeConfig): SchemaProblem[] {
       }
     }
   });
-  warnings.push(...tagWarnings(config));
+  warnings.push(...tagWarnings(config), ...adminWarnings(config));
   return warnings;
+}
+
+/** Hosts that mean "every interface" to Node's `listen`. */
+const ALL_INTERFACES = new Set(['0.0.0.0', '::', '[::]', '0:0:0:0:0:0:0:0', '*']);
+
+/**
+ * The admin surface on the webhook port of a receiver that listens on every interface: whoever can
+ * send webhooks can try the admin password. `admin.listen` on its own address keeps it off the
+ * internet; one written on 0.0.0.0 is taken as meant (a container behind a port mapping).
+ */
+function adminWarnings(config: BridgeConfig): SchemaProblem[] {
+  const { admin, receiver } = config;
+  if (admin.password === undefined || admin.listen !== null || !ALL_INTERFACES.has(receiver.host)) return [];
+  return [
+    {
+      path: ['admin', 'password'],
+      atKey: true,
+      message: `admin.listen is unset, so the admin surface (/admin/queues) shares the webhook port, and receiver.host ${receiver.host} listens on all interfaces: anyone who can reach the webhooks can try the admin password; set admin.listen: 127.0.0.1:9090 (or another private address) to serve it apart (docs/production.md, "The admin surface")`,
+    },
+  ];
 }
 
 /** The `clock:` paths of timers counting business hours among `actions` (and timers within them). */

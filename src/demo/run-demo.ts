@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { ADMIN_BASE_PATH } from '../bridge/admin-routes.js';
+import { QUEUE_DASHBOARD_PATH } from '../admin/admin-surface.js';
 import { createDemoProgress } from './demo-progress.js';
 import { DEMO_CONVERSATIONS, DEMO_STEPS } from './demo-script.js';
 import { playMorning, TIMER_CONVERSATIONS } from './play-morning.js';
@@ -109,7 +109,7 @@ export async function runDemo(options: RunDemoOptions): Promise<DemoResult> {
         links: {
           inbox: world.emulator.inboxUrl,
           metrics: `${world.bridgeUrl}/metrics`,
-          queues: `${world.bridgeUrl}${ADMIN_BASE_PATH}`,
+          queues: `${world.bridgeUrl}${QUEUE_DASHBOARD_PATH}`,
           adminUser: world.bridge.config.config.admin.username,
           adminPassword: world.credentials.adminPassword,
           logFile: world.logFile,

@@ -1,8 +1,8 @@
 /**
  * First step of `npm test` (issue 12: the README's test command must pass on a fresh machine).
  * The suites need programs npm cannot install: `redis-server` (integration tests and the fault
- * suite start private ones), Chromium at /usr/bin/chromium (the inbox page's browser test,
- * driven by playwright-core) and Prometheus's `promtool` and `prometheus` (the alerting rules'
+ * suite start private ones), Chromium at /usr/bin/chromium (the browser tests of the inbox page
+ * and the queue dashboard, driven by playwright-core) and Prometheus's `promtool` and `prometheus` (the alerting rules'
  * unit tests and their end-to-end test, issue 29). When one is missing, this installs it with apt-get if it runs as
  * root on a machine with apt, and otherwise stops at once with the exact command to run, instead
  * of letting the suites fail minutes later.
