@@ -49,7 +49,7 @@ export default defineConfig({
           globalSetup: ['test/support/cluster-setup.ts'],
           // After the other projects, not beside them: its six redis-server processes and their
           // ports raced the integration tests' free-port picks (EADDRINUSE once in a CI run).
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 2 },
           fileParallelism: false,
           isolate: false,
           testTimeout: 60_000,
