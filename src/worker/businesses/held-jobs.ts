@@ -61,7 +61,10 @@ async function scanHeldJobs(
   return { byJob, complete };
 }
 
-/** Notes what a job holds of each naming `held` says is held (a job seen twice is counted once). */
+/**
+ * Notes what a job holds of each naming `held` says is held. A job seen twice (it moved from
+ * `active` to `delayed` while the lists were read) is counted once: its entry is set, not added to.
+ */
 function addJob(
   byJob: HeldByJob,
   job: Job,
@@ -69,16 +72,20 @@ function addJob(
   held: (tag: string) => boolean,
 ): void {
   const key = jobKey(queue, job);
+  const counts = new Map<string, HeldCount>();
   for (const tag of tagsOfJob(job, queue)) {
     if (!held(tag)) continue;
+    const count = counts.get(tag) ?? { events: 0, timers: 0 };
+    count[queue] += 1;
+    counts.set(tag, count);
+  }
+  for (const [tag, count] of counts) {
     let jobs = byJob.get(tag);
     if (jobs === undefined) {
       jobs = new Map();
       byJob.set(tag, jobs);
     }
-    const count = jobs.get(key) ?? { events: 0, timers: 0 };
-    if (!jobs.has(key)) jobs.set(key, count);
-    count[queue] += 1;
+    jobs.set(key, count);
   }
 }
 
@@ -144,7 +151,6 @@ export class HeldJobs {
   async hold(tag: string, queue: 'events' | 'timers', job: Job): Promise<void> {
     await this.redis.hset(this.keys.heldJobs, jobKey(queue, job), tag);
     // Counted from its data: the scan at start may have missed it while it moved between lists.
-    this.byJob.get(tag)?.delete(jobKey(queue, job));
     addJob(this.byJob, job, queue, (t) => t === tag);
   }
 
