@@ -194,14 +194,15 @@ export class BusinessTable {
   private batchDepsFor(shard: number): BatchDeps {
     let made = this.batches.get(shard);
     if (made === undefined) {
-      const any = [...this.contexts.values()][0]?.deps.get(shard);
-      const baseLayout = this.shared.layout;
+      const { redis, layout, consumed, ttls } = this.shared;
+      const queues = consumed.find((q) => q.shard.index === shard) ?? (consumed[0] as ShardQueues);
       made = {
-        // Only the queues, Redis, slots, settings, log and the event keys of the shard are read from
-        // it (every business's events share them).
         shared: {
-          ...(any as EventProcessorDeps),
-          keys: (baseLayout.all[shard] ?? baseLayout.all[0])?.keys ?? baseLayout.global,
+          redis,
+          // The shard's event keys are the same for every naming.
+          keys: (layout.all[shard] ?? layout.all[0])?.keys ?? layout.global,
+          eventsQueue: queues.events,
+          ttls,
         },
         of: (tag) => this.contextOf(tag)?.deps.get(shard),
         gateOf: (tag) => this.contextOf(tag)?.gate,

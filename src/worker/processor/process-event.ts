@@ -12,7 +12,7 @@ import type { BusinessGate } from './business-gate.js';
 import { GAVE_UP } from './event-slots.js';
 import { checkOrderGate, GHOST_GRACE_MS, leaveOrder, ORDER_RECHECK_MS } from './order-gate.js';
 import { type PrepareOutcome, prepareEvents } from './prepare-run.js';
-import type { BatchDeps, EventProcessorDeps } from './processor-deps.js';
+import type { BatchDeps, BatchShared, EventProcessorDeps } from './processor-deps.js';
 import { type EventRunResult, runEvent } from './run-event.js';
 
 export interface EventJobResult {
@@ -135,8 +135,8 @@ class EventBatch {
   retryInMs: number | undefined;
   deadLettered = 0;
 
-  /** What every event of the batch shares (queues, Redis, settings). */
-  readonly deps: EventProcessorDeps;
+  /** What every event of the batch shares (its events queue, Redis, event keys, expiries). */
+  readonly deps: BatchShared;
 
   constructor(
     readonly job: Job,
@@ -166,9 +166,18 @@ class EventBatch {
     return orderMember(this.jobId, item.event.key);
   }
 
-  /** The context of an event's business (undefined: not served here; holdOf says so first). */
+  /**
+   * The context of the business holding an event's naming. Only events that `holdOf` let through
+   * get here: one of a naming no business holds is held before anything runs for it.
+   */
   depsOf(item: BatchedEvent): EventProcessorDeps {
-    return this.batchDeps.of(tagOfJob(item.business)) ?? this.deps;
+    const deps = this.batchDeps.of(tagOfJob(item.business));
+    if (deps === undefined) {
+      throw new Error(
+        `event ${item.event.key}: no business here holds its naming, and it was not held back first (a bug: holdOf decides before an event is prepared)`,
+      );
+    }
+    return deps;
   }
 
   prepare(list: readonly BatchedEvent[]): Promise<PrepareOutcome[]> {

@@ -58,13 +58,25 @@ export interface EventProcessorDeps {
 }
 
 /**
+ * What every event of one shard's batch shares, whatever its business: Redis, the shard's events
+ * queue, its event keys (dedupe markers, run state, arrival; the same for every naming) and the
+ * expiries of the keys the runs write.
+ */
+export interface BatchShared {
+  readonly redis: RedisClient;
+  readonly keys: BridgeKeys;
+  readonly eventsQueue: Queue;
+  readonly ttls: StoreTtls;
+}
+
+/**
  * The processor contexts of one shard's batch: a batch may hold the events of several businesses,
  * each run with the context of the business that holds its naming (by the naming's tag,
  * events/business-naming.ts).
  */
 export interface BatchDeps {
-  /** What every event of the batch shares: the queues, Redis, slots, settings, log. */
-  readonly shared: EventProcessorDeps;
+  /** What every event of the batch shares, whatever its business. */
+  readonly shared: BatchShared;
   /** The context of a naming's events; undefined when no business here holds the naming. */
   of(tag: string): EventProcessorDeps | undefined;
   /** The gate (pauses, fair share) of the business holding a naming. */
