@@ -1,45 +1,52 @@
 import type { LoadedConfig } from '../config/load-config.js';
+import { SINGLE_BUSINESS_ID } from '../events/business-naming.js';
 import type { ReceiverBusiness } from '../receive/receiver-options.js';
-import type { BusinessStatus } from '../worker/businesses/business-table.js';
+import { heldFix } from '../worker/businesses/business-table.js';
+import { describeHeldCount } from '../worker/businesses/held-jobs.js';
+import type { BridgeWorker } from '../worker/create-bridge-worker.js';
 import type { BusinessSetup } from './compose-worker.js';
 
-/**
- * The businesses of a config that names them (`businesses:` or `businesses_dir`), or undefined
- * for a config of one business, which runs exactly as before businesses existed.
- */
-export function explicitBusinesses(loaded: LoadedConfig): readonly BusinessSetup[] | undefined {
-  if (!loaded.businesses.some((business) => business.explicit)) return undefined;
-  return loaded.businesses.map(({ id, config, rules, shadow }) => ({
+/** The businesses of a loaded config as the bridge is built from them (a config without `businesses:`: one). */
+export function businessSetups(loaded: LoadedConfig): readonly BusinessSetup[] {
+  return loaded.businesses.map(({ id, naming, config, rules, shadow }) => ({
     id,
+    naming,
     config,
     rules,
     ...(shadow ? { shadow } : {}),
   }));
 }
 
-/** Where each business's webhooks arrive, and with which secrets. */
+/** Where each business's webhooks arrive, with which secrets, and how its events are stored. */
 export function receiverBusinesses(businesses: readonly BusinessSetup[]): ReceiverBusiness[] {
-  return businesses.map(({ id, config }) => ({
+  return businesses.map(({ id, naming, config }) => ({
     id,
     path: config.receiver.path,
     secrets: config.receiver.secrets,
+    naming,
   }));
 }
 
-/** `/readyz`'s word on each business: `ok`, or paused, for how long and why. */
-export function businessReadiness(status: () => BusinessStatus[]): () => Record<string, unknown> {
+/**
+ * `/readyz`'s word on each business: `ok`, or paused, for how long and why; and what is held for a
+ * business the config does not have, with the fix.
+ */
+export function businessReadiness(worker: BridgeWorker): () => Record<string, unknown> {
   return () => ({
+    ...heldReadiness(worker.held()),
     businesses: Object.fromEntries(
-      status().map((business) => [
-        business.id ?? 'default',
-        business.pausedForMs > 0
-          ? `paused for ${Math.ceil(business.pausedForMs / 1000)} s: ${
-              business.pauseReason === 'auth'
-                ? 'the platform refuses its credentials (fix platform.auth of this business)'
-                : 'the platform asked it to slow down (429)'
-            }`
-          : 'ok',
-      ]),
+      worker
+        .businessStatus()
+        .map((business) => [
+          business.id,
+          business.pausedForMs > 0
+            ? `paused for ${Math.ceil(business.pausedForMs / 1000)} s: ${
+                business.pauseReason === 'auth'
+                  ? 'the platform refuses its credentials (fix platform.auth of this business)'
+                  : 'the platform asked it to slow down (429)'
+              }`
+            : 'ok',
+        ]),
     ),
   });
 }
@@ -59,4 +66,22 @@ export function describeBusinessChange(
     old.delete(business.id);
   }
   return { added, removed: [...old.keys()], changed };
+}
+
+/** The held jobs in `/readyz`'s body (nothing when none): per business, a count and the fix. */
+function heldReadiness(snapshot: ReturnType<BridgeWorker['held']>): Record<string, unknown> {
+  if (snapshot.held.size === 0) return {};
+  return {
+    held: Object.fromEntries(
+      [...snapshot.held].map(([tag, count]) => [
+        heldLabel(tag),
+        `${snapshot.complete ? '' : 'at least '}${describeHeldCount(count)} held, this config has no such business: ${heldFix(tag)}`,
+      ]),
+    ),
+  };
+}
+
+/** The `business` a held naming is shown and labelled as: its id, or `default` for the single-business naming. */
+export function heldLabel(tag: string): string {
+  return tag === '' ? SINGLE_BUSINESS_ID : tag;
 }

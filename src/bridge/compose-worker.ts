@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { ShadowRules } from '../config/businesses.js';
 import type { BridgeConfig } from '../config/config-schema.js';
+import type { BusinessNaming } from '../events/business-naming.js';
 import { createForwarder } from '../forward/forward-event.js';
 import { createPlatformClient, type PlatformClient } from '../platform/create-platform-client.js';
 import { type KeyLayout, layoutFor } from '../queue/key-layout.js';
@@ -24,31 +25,27 @@ import type { ShadowCandidate } from '../worker/shadow/shadow-observer.js';
 export interface ComposedWorker {
   worker: BridgeWorker;
   /**
-   * Swaps in newly loaded rules and shadow rules (hot reload; none: shadow rules off); jobs
-   * already planned keep their frozen plan.
-   */
-  setRules(rules: CompiledRules, shadow?: ShadowCandidate): void;
-  /**
-   * A worker of several businesses (issue 26, hot reload): serve these from now on. A business
-   * whose platform, destinations or recording changed gets a new client; one whose rules alone
-   * changed keeps its client and swaps its rules; a removed one is retired (its queued events
-   * finish, see BusinessTable).
+   * Serve these businesses from now on (hot reload). A business whose platform, destinations or
+   * recording changed gets a new client; one whose rules alone changed keeps its client and swaps
+   * its rules (jobs already planned keep their frozen plan); a removed one is retired (its queued
+   * events finish, see BusinessTable).
    */
   setBusinesses(businesses: readonly BusinessSetup[]): void;
   /** Bounded whatever Redis does (see BridgeWorker.close). */
   close(graceMs?: number, redisGone?: AbortSignal): Promise<void>;
 }
 
-/** One business as the worker is built from it: its merged config and its compiled rules. */
+/** One business as the worker is built from it: its merged config, its naming and its compiled rules. */
 export interface BusinessSetup {
   readonly id: string;
+  readonly naming: BusinessNaming;
   readonly config: BridgeConfig;
   readonly rules: CompiledRules;
-  /** Its candidate rules (`shadow:`, issue 28), if any. */
+  /** Its candidate rules (`shadow:`), if any. */
   readonly shadow?: ShadowRules;
 }
 
-/** The shadow rules a loaded config puts in force (issue 28), as the worker takes them. */
+/** The shadow rules a loaded config puts in force, as the worker takes them. */
 export function shadowCandidate(
   config: BridgeConfig,
   shadow: ShadowRules | undefined,
@@ -62,72 +59,69 @@ export function shadowCandidate(
 }
 
 /**
- * Builds the worker side from a loaded config: the platform client (with the shared call budget
- * and metrics hooks), the forwarder, the rules (swappable for hot reload) and the BullMQ workers,
- * which get the config's `worker:` section whole.
+ * The worker side of a bridge, for every config (a config without `businesses:` is a table of
+ * one): one BullMQ worker per shard and queue for all the businesses, and per business its own
+ * platform client (credentials, base URL, call budget), forwarder, rules and recorder. The shared
+ * sections (redis, worker, retention) are the top level's, the same in every business's config.
  */
 export function composeWorker(
-  config: BridgeConfig,
-  rules: CompiledRules,
-  options: { logger: Logger; registry?: Registry; now?: () => Date; shadow?: ShadowCandidate },
+  shared: BridgeConfig,
+  businesses: readonly BusinessSetup[],
+  options: { logger: Logger; registry?: Registry; now?: () => Date },
 ): ComposedWorker {
-  const layout = layoutFor(config.redis);
-  const budgetRedis = config.platform.rateLimit
-    ? createRedisClient(config.redis.topology, {
+  const layout = layoutFor(shared.redis);
+  const metrics = options.registry ? createWorkerMetrics(options.registry) : undefined;
+  // One connection for every business's call budget (each its own key), made when one needs it.
+  let budgetRedis: RedisClient | undefined;
+  const budgetConnection = (): RedisClient => {
+    if (budgetRedis === undefined) {
+      budgetRedis = createRedisClient(shared.redis.topology, {
         maxRetriesPerRequest: null,
         connectionName: 'convo-bridge:budget',
-      })
-    : undefined;
-  budgetRedis?.on('error', () => {});
-  const budget =
-    budgetRedis && config.platform.rateLimit
-      ? createCallBudget({
-          redis: budgetRedis,
-          key: layout.global.platformRate,
-          max: config.platform.rateLimit.max,
-          perMs: config.platform.rateLimit.perMs,
-        })
-      : undefined;
-  const metrics = options.registry ? createWorkerMetrics(options.registry) : undefined;
-  const client = platformClientFor(config.platform, budget, metrics);
-
+      });
+      budgetRedis.on('error', () => {});
+    }
+    return budgetRedis;
+  };
   const portOptions = assumedChannelAdvice(options.logger);
-  let current: RulesPort = rulesPort(rules, portOptions);
-  let shadow = options.shadow;
+  const composed = new Map<string, ComposedBusiness>();
+  const compose = (setup: BusinessSetup): ComposedBusiness => {
+    const before = composed.get(setup.id);
+    const fingerprint = platformFingerprint(setup);
+    if (before && before.fingerprint === fingerprint) {
+      before.setRules(rulesPort(setup.rules, portOptions), shadowCandidate(setup.config, setup.shadow));
+      return before;
+    }
+    const made = composeBusiness(setup, {
+      fingerprint,
+      layout,
+      metrics: metrics?.forBusiness(setup.id),
+      budgetConnection,
+      rules: rulesPort(setup.rules, portOptions),
+      shadow: shadowCandidate(setup.config, setup.shadow),
+      logger: options.logger,
+    });
+    composed.set(setup.id, made);
+    return made;
+  };
   const worker = createBridgeWorker({
-    topology: config.redis.topology,
-    prefix: config.redis.prefix,
+    topology: shared.redis.topology,
+    prefix: shared.redis.prefix,
     layout,
-    platform: platformPort(client),
-    classifyPlatformError,
-    forwarder: forwarderFor(config.destinations),
-    rules: () => current,
-    shadow: () => shadow,
-    settings: config.worker,
-    retention: config.retention,
+    businesses: businesses.map((setup) => compose(setup).business),
+    settings: shared.worker,
+    retention: shared.retention,
     logger: options.logger,
     ...(metrics ? { metrics } : {}),
     ...(options.now ? { now: options.now } : {}),
-    // Read at start: changing record: takes a restart (hot reload swaps the rules only).
-    ...(config.record.enabled
-      ? {
-          makeRecorder: (redis: RedisClient, keys: BridgeKeys) =>
-            createEventRecorder(redis, keys, recorderSettings(config), options.logger),
-        }
-      : {}),
   });
-
   let closing: Promise<void> | undefined;
   return {
     worker,
-    setRules(next, nextShadow) {
-      current = rulesPort(next, portOptions);
-      shadow = nextShadow;
+    setBusinesses(next) {
+      worker.setBusinesses(next.map((setup) => compose(setup).business));
     },
-    setBusinesses() {
-      throw new Error('this worker serves one business: the config has no businesses');
-    },
-    close(graceMs = config.worker.shutdownGraceMs, redisGone?: AbortSignal) {
+    close(graceMs = shared.worker.shutdownGraceMs, redisGone?: AbortSignal) {
       closing ??= (async () => {
         await worker.close(graceMs, redisGone);
         if (budgetRedis) await closeConnection(budgetRedis);
@@ -171,7 +165,7 @@ function platformClientFor(
 }
 
 /**
- * Issue 12: the first event of a WhatsApp channel whose kind is only assumed logs, once per
+ * The first event of a WhatsApp channel whose kind is only assumed logs, once per
  * channel (for the life of the process, across reloads), the YAML line that states it.
  */
 function assumedChannelAdvice(logger: Logger): RulesPortOptions {
@@ -189,82 +183,6 @@ function assumedChannelAdvice(logger: Logger): RulesPortOptions {
   };
 }
 
-/**
- * The worker side of a bridge of several businesses (issue 26): one BullMQ worker per shard and
- * queue for all of them, and per business its own platform client (credentials, base URL, call
- * budget), forwarder, rules and recorder. The shared sections (redis, worker, retention) are the
- * top level's, the same in every business's config.
- */
-export function composeBusinessesWorker(
-  shared: BridgeConfig,
-  businesses: readonly BusinessSetup[],
-  options: { logger: Logger; registry?: Registry; now?: () => Date },
-): ComposedWorker {
-  const layout = layoutFor(shared.redis);
-  const metrics = options.registry ? createWorkerMetrics(options.registry, { byBusiness: true }) : undefined;
-  // One connection for every business's call budget (each its own key), made when one needs it.
-  let budgetRedis: RedisClient | undefined;
-  const budgetConnection = (): RedisClient => {
-    if (budgetRedis === undefined) {
-      budgetRedis = createRedisClient(shared.redis.topology, {
-        maxRetriesPerRequest: null,
-        connectionName: 'convo-bridge:budget',
-      });
-      budgetRedis.on('error', () => {});
-    }
-    return budgetRedis;
-  };
-  const portOptions = assumedChannelAdvice(options.logger);
-  const composed = new Map<string, ComposedBusiness>();
-  const compose = (setup: BusinessSetup): ComposedBusiness => {
-    const before = composed.get(setup.id);
-    const fingerprint = platformFingerprint(setup.config);
-    if (before && before.fingerprint === fingerprint) {
-      before.setRules(rulesPort(setup.rules, portOptions), shadowCandidate(setup.config, setup.shadow));
-      return before;
-    }
-    const made = composeBusiness(setup, {
-      fingerprint,
-      layout,
-      metrics: metrics?.forBusiness(setup.id),
-      budgetConnection,
-      rules: rulesPort(setup.rules, portOptions),
-      shadow: shadowCandidate(setup.config, setup.shadow),
-      logger: options.logger,
-    });
-    composed.set(setup.id, made);
-    return made;
-  };
-  const worker = createBridgeWorker({
-    topology: shared.redis.topology,
-    prefix: shared.redis.prefix,
-    layout,
-    businesses: businesses.map((setup) => compose(setup).business),
-    settings: shared.worker,
-    retention: shared.retention,
-    logger: options.logger,
-    ...(metrics ? { metrics } : {}),
-    ...(options.now ? { now: options.now } : {}),
-  });
-  let closing: Promise<void> | undefined;
-  return {
-    worker,
-    setRules() {
-      throw new Error('a worker of several businesses takes its rules per business: use setBusinesses');
-    },
-    setBusinesses(next) {
-      worker.setBusinesses(next.map((setup) => compose(setup).business));
-    },
-    close(graceMs = shared.worker.shutdownGraceMs, redisGone?: AbortSignal) {
-      closing ??= (async () => {
-        await worker.close(graceMs, redisGone);
-        if (budgetRedis) await closeConnection(budgetRedis);
-      })();
-      return closing;
-    },
-  };
-}
-
 /** One business's side of the worker, and what it was made from (to tell a rules-only change). */
 interface ComposedBusiness {
   readonly business: WorkerBusiness;
@@ -273,8 +191,9 @@ interface ComposedBusiness {
 }
 
 /** What a business's client, forwarder and recorder are made from: a change here makes new ones. */
-function platformFingerprint(config: BridgeConfig): string {
-  return JSON.stringify([config.platform, config.destinations, recorderSettings(config)]);
+function platformFingerprint(setup: BusinessSetup): string {
+  const { config, naming } = setup;
+  return JSON.stringify([naming, config.platform, config.destinations, recorderSettings(config)]);
 }
 
 function composeBusiness(
@@ -294,7 +213,7 @@ function composeBusiness(
   const budget = rateLimit
     ? createCallBudget({
         redis: deps.budgetConnection(),
-        key: deps.layout.forBusiness(setup.id).global.platformRate,
+        key: deps.layout.forNaming(setup.naming).global.platformRate,
         max: rateLimit.max,
         perMs: rateLimit.perMs,
       })
@@ -305,6 +224,7 @@ function composeBusiness(
   const log = deps.logger.child({ business: setup.id });
   const business: WorkerBusiness = {
     id: setup.id,
+    naming: setup.naming,
     platform: platformPort(client),
     classifyPlatformError,
     forwarder: forwarderFor(config.destinations),

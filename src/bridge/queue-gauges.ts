@@ -1,9 +1,11 @@
 import type { Queue } from 'bullmq';
 import { Gauge, type Registry } from 'prom-client';
 import { withDeadline } from '../base/with-deadline.js';
+import type { BusinessNaming } from '../events/business-naming.js';
 import type { KeyLayout } from '../queue/key-layout.js';
 import type { BridgeKeys } from '../queue/redis-keys.js';
 import type { RedisClient } from '../redis/redis-client.js';
+import type { HeldCount } from '../worker/businesses/held-jobs.js';
 
 export interface QueueGaugeDeps {
   /** Each shard's queues (none in `serve`, which runs no worker). */
@@ -12,11 +14,14 @@ export interface QueueGaugeDeps {
   redis: RedisClient;
   layout: KeyLayout;
   /**
-   * The businesses served now (they change on reload), or null for a bridge of one business: its
-   * gauges keep the label names of earlier versions; with several, the dead-letter and quarantine
-   * gauges are per business (each has its own sets, docs/businesses.md).
+   * The businesses served now (they change on reload): the dead-letter and quarantine gauges are
+   * per business, read from the sets of its naming (docs/businesses.md).
    */
-  businesses: () => readonly string[] | null;
+  businesses: () => readonly { readonly id: string; readonly naming: BusinessNaming }[];
+  /** What the worker holds for businesses the config does not have, by naming tag, labelled as (none in `serve`). */
+  held?: () => { held: ReadonlyMap<string, HeldCount> };
+  /** The `business` label of a held naming tag. */
+  heldLabel?: (tag: string) => string;
   /** True while the outage reporter says Redis is away: no reads are queued behind the reconnect. */
   isDown: () => boolean;
   now?: () => number;
@@ -64,6 +69,22 @@ export function registerQueueGauges(registry: Registry, deps: QueueGaugeDeps): v
       else this.set(oldest === null ? 0 : Math.max(0, (now() - oldest) / 1000));
     },
   });
+  const { held, heldLabel } = deps;
+  if (held && heldLabel) {
+    new Gauge({
+      name: 'convo_bridge_held',
+      help: 'Events and timers kept in Redis for a business the config does not have (they run once it has it again; see /readyz).',
+      labelNames: ['business', 'queue'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [tag, count] of held().held) {
+          this.set({ business: heldLabel(tag), queue: 'events' }, count.events);
+          this.set({ business: heldLabel(tag), queue: 'timers' }, count.timers);
+        }
+      },
+    });
+  }
   registerSetGauge(registry, deps, read, {
     name: 'convo_bridge_dead_letters',
     help: 'Entries in the dead-letter set (convo-bridge dlq list).',
@@ -114,28 +135,20 @@ function registerSetGauge(
   gauge: { name: string; help: string; key: (keys: BridgeKeys) => string },
 ): void {
   const { redis, layout, businesses } = deps;
-  // Fixed at start: going from one business to several takes a restart (run-bridge.ts).
-  const byBusiness = businesses() !== null;
   new Gauge({
     name: gauge.name,
     help: gauge.help,
-    labelNames: byBusiness ? ['business'] : [],
+    labelNames: ['business'],
     registers: [registry],
     async collect() {
-      const ids = businesses() ?? [];
-      if (!byBusiness) {
-        const size = await read(gauge.name, () => redis.zcard(gauge.key(layout.global)));
-        if (size === undefined) this.remove({});
-        else this.set(size);
-        return;
-      }
+      const served = businesses();
       const sizes = await read(gauge.name, () =>
-        Promise.all(ids.map((id) => redis.zcard(gauge.key(layout.forBusiness(id).global)))),
+        Promise.all(served.map(({ naming }) => redis.zcard(gauge.key(layout.forNaming(naming).global)))),
       );
       // A business removed by a reload loses its series here.
       this.reset();
       if (sizes === undefined) return;
-      for (const [index, id] of ids.entries()) this.set({ business: id }, sizes[index] ?? 0);
+      for (const [index, { id }] of served.entries()) this.set({ business: id }, sizes[index] ?? 0);
     },
   });
 }

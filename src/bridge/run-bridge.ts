@@ -23,16 +23,12 @@ import { describeTopology } from '../redis/redis-connection.js';
 import type { BridgeState } from './bridge-state.js';
 import {
   businessReadiness,
+  businessSetups,
   describeBusinessChange,
-  explicitBusinesses,
+  heldLabel,
   receiverBusinesses,
 } from './businesses.js';
-import {
-  type ComposedWorker,
-  composeBusinessesWorker,
-  composeWorker,
-  shadowCandidate,
-} from './compose-worker.js';
+import { type BusinessSetup, type ComposedWorker, composeWorker } from './compose-worker.js';
 import { connectControlRedis } from './control-redis.js';
 import { startHealthServer } from './health-server.js';
 import { claimLayoutInBackground } from './layout-claim.js';
@@ -102,8 +98,8 @@ interface BridgeBase {
   /** Resolves once this Redis is known to hold the config's key layout (layout-claim.ts). */
   layoutChecked: Promise<void>;
   state: BridgeState;
-  /** The ids of the businesses served now (kept current by the hot reload), or null for a bridge of one. */
-  served: { ids: readonly string[] | null };
+  /** The businesses served now (kept current by the hot reload). */
+  served: { businesses: readonly BusinessSetup[] };
 }
 
 /** The HTTP side of a bridge: the receiver (`start`, `serve`), a health server (`work --port`) or nothing. */
@@ -197,7 +193,7 @@ async function buildBase(options: RunBridgeOptions): Promise<BridgeBase> {
   const redis = connectControlRedis(config.redis.topology, { address, outage, log });
   const state: BridgeState = { shuttingDown: false, exitCode: 0 };
   const layoutChecked = claimLayoutInBackground(redis, layout, state);
-  const served = { ids: explicitBusinesses(loaded)?.map((business) => business.id) ?? null };
+  const served = { businesses: businessSetups(loaded) };
   return {
     options,
     env,
@@ -224,7 +220,8 @@ function registerGauges(base: BridgeBase, composed: ComposedWorker | undefined):
     shards: composed?.worker.queues ?? [],
     redis,
     layout,
-    businesses: () => served.ids,
+    businesses: () => served.businesses,
+    ...(composed ? { held: () => composed.worker.held(), heldLabel } : {}),
     isDown: outage.isDown,
   });
   registerRedisGauges(registry, { redis, isDown: outage.isDown, replicasAck: config.redis.replicasAck });
@@ -234,12 +231,11 @@ function registerGauges(base: BridgeBase, composed: ComposedWorker | undefined):
 function buildWorker(base: BridgeBase): ComposedWorker {
   const { options, env, config, loaded, log, registry } = base;
   const now = options.now ?? testClock(env, log);
-  const businesses = explicitBusinesses(loaded);
-  const composeOptions = { logger: log, registry, ...(now ? { now } : {}) };
-  const shadow = shadowCandidate(config, loaded.businesses[0]?.shadow);
-  const composed = businesses
-    ? composeBusinessesWorker(config, businesses, composeOptions)
-    : composeWorker(config, loaded.rules, { ...composeOptions, ...(shadow ? { shadow } : {}) });
+  const composed = composeWorker(config, base.served.businesses, {
+    logger: log,
+    registry,
+    ...(now ? { now } : {}),
+  });
   const shadows = describeShadows(loaded);
   if (shadows) log.info(shadows, 'shadow rules on: evaluated beside the active rules, never acted on');
   for (const queue of composed.worker.queues.flatMap((q) => [q.events, q.timers])) {
@@ -293,10 +289,7 @@ async function startHttp(
   const { options, config, registry } = base;
   if (options.mode !== 'work') return startReceiver(base, composed, queuesForGauges, readiness);
   if (options.port === undefined) return { url: null };
-  const details =
-    explicitBusinesses(base.loaded) && composed
-      ? businessReadiness(() => composed.worker.businessStatus())
-      : undefined;
+  const details = composed ? businessReadiness(composed.worker) : undefined;
   const server = await startHealthServer(
     options.port,
     config.receiver.host,
@@ -328,20 +321,18 @@ async function startReceiver(
   queuesForGauges: Queue[],
   readiness: () => Promise<string | null>,
 ): Promise<BridgeHttp> {
-  const { config, loaded, layout, layoutChecked, log, registry } = base;
+  const { config, layout, layoutChecked, log, registry } = base;
   // Repeated 503s and failed admin logins: one line per interval with a count, like the outage report.
   const repeatLogIntervalMs = base.options.outageReportIntervalMs ?? 30_000;
   const admin = composed
     ? await buildAdmin({ admin: config.admin, queues: queuesForGauges, log, registry, repeatLogIntervalMs })
     : undefined;
-  const businesses = explicitBusinesses(loaded);
-  const { path, secrets, ...shared } = receiverOptionsFromConfig(config);
+  const businesses = base.served.businesses;
+  const { path: _path, secrets: _secrets, ...shared } = receiverOptionsFromConfig(config);
   const receiver = createReceiver({
     ...shared,
-    ...(businesses ? { businesses: receiverBusinesses(businesses) } : { path, secrets }),
-    ...(businesses && composed
-      ? { readinessDetails: businessReadiness(() => composed.worker.businessStatus()) }
-      : {}),
+    businesses: receiverBusinesses(businesses),
+    ...(composed ? { readinessDetails: businessReadiness(composed.worker) } : {}),
     layout,
     layoutChecked,
     logger: log,
@@ -370,13 +361,14 @@ async function startReceiver(
   const adminServer = await admin
     ?.listen()
     .catch((error: unknown) => failStart(error, base, composed, receiver));
-  if (businesses) {
+  const [only] = businesses;
+  if (businesses.length === 1 && only) {
+    log.info({ url: `${listening.url}${only.config.receiver.path}` }, 'receiver listening');
+  } else {
     log.info(
       { url: listening.url, businesses: businesses.length },
       'receiver listening for every business on its own path',
     );
-  } else {
-    log.info({ url: `${listening.url}${config.receiver.path}` }, 'receiver listening');
   }
   const close = async () => {
     await Promise.all([listening.close(), adminServer?.close()]);
@@ -402,8 +394,8 @@ async function failStart(
 }
 
 /**
- * Hot reload: a valid new config swaps in its rules (with several businesses: adds, changes and
- * removes businesses, issue 26); an invalid one keeps the old config in force.
+ * Hot reload: a valid new config swaps in its businesses (adds, changes and removes them, their
+ * rules with them); an invalid one keeps the old config in force.
  */
 function watchRules(
   base: BridgeBase,
@@ -411,39 +403,27 @@ function watchRules(
   receiver: Receiver | undefined,
 ): ConfigWatcher {
   const { options, env, config, log, reloads } = base;
-  let businesses = explicitBusinesses(base.loaded);
   return watchConfig(options.configPath, {
     env,
     shadowFiles: base.loaded.shadowFiles,
     onReload: (next) => {
-      const nextBusinesses = explicitBusinesses(next);
-      if ((nextBusinesses === undefined) !== (businesses === undefined)) {
-        reloads.inc({ result: 'invalid' });
-        log.error(
-          'config change rejected, the previous config stays in force: going from one business to several (or back) takes a restart, after the queues have drained',
-        );
-        return;
-      }
-      if (businesses && nextBusinesses) {
-        receiver?.setBusinesses(receiverBusinesses(nextBusinesses));
-        composed?.setBusinesses(nextBusinesses);
-        base.served.ids = nextBusinesses.map((business) => business.id);
-        const change = describeBusinessChange(businesses, nextBusinesses);
-        businesses = nextBusinesses;
-        reloads.inc({ result: 'ok' });
-        log.info(
-          { ...change, ...describeShadows(next) },
-          `config reloaded: ${nextBusinesses.length} business(es) in force`,
-        );
-      } else {
-        composed?.setRules(next.rules, shadowCandidate(next.config, next.businesses[0]?.shadow));
-        reloads.inc({ result: 'ok' });
-        log.info(
-          { rules: next.rules.rules.length, ...(describeShadows(next) ?? { shadow: 'off' }) },
-          'config reloaded: new rules in force',
-        );
-      }
-      if (sharedSettingsChanged(config, next.config, businesses !== undefined)) {
+      // Growing from one business to several (or back) is a reload like any other: the naming of
+      // each business says which data it keeps (takes_over: default).
+      const before = base.served.businesses;
+      const after = businessSetups(next);
+      receiver?.setBusinesses(receiverBusinesses(after));
+      composed?.setBusinesses(after);
+      base.served.businesses = after;
+      reloads.inc({ result: 'ok' });
+      log.info(
+        {
+          ...describeBusinessChange(before, after),
+          rules: next.rules.rules.length,
+          ...(describeShadows(next) ?? { shadow: 'off' }),
+        },
+        `config reloaded: ${after.length} business(es) in force`,
+      );
+      if (sharedSettingsChanged(config, next.config)) {
         log.warn(
           'receiver, redis, retention or admin settings changed too: they take effect after a restart',
         );
@@ -460,21 +440,23 @@ function watchRules(
   });
 }
 
-/** The shadow rules a config puts in force (issue 28), for the log; undefined when none. */
+/** The shadow rules a config puts in force, by business, for the log; undefined when none. */
 function describeShadows(loaded: LoadedConfig): Record<string, unknown> | undefined {
   const on = loaded.businesses.filter((business) => business.shadow !== undefined);
   if (on.length === 0) return undefined;
   const one = (business: (typeof on)[number]) =>
     `${business.shadow?.file} (${business.shadow?.rules.rules.length} rule(s))`;
-  if (!loaded.businesses.some((business) => business.explicit))
-    return { shadow: one(on[0] as (typeof on)[number]) };
   return { shadow: Object.fromEntries(on.map((business) => [business.id, one(business)])) };
 }
 
 /** Whether a reload changed what only a restart applies (a business's own path and secrets reload). */
-function sharedSettingsChanged(before: BridgeConfig, after: BridgeConfig, perBusiness: boolean): boolean {
-  const receiverOf = (config: BridgeConfig) =>
-    perBusiness ? { ...config.receiver, path: null, secrets: null, secretsDefaulted: null } : config.receiver;
+function sharedSettingsChanged(before: BridgeConfig, after: BridgeConfig): boolean {
+  const receiverOf = (config: BridgeConfig) => ({
+    ...config.receiver,
+    path: null,
+    secrets: null,
+    secretsDefaulted: null,
+  });
   return (
     JSON.stringify(receiverOf(after)) !== JSON.stringify(receiverOf(before)) ||
     JSON.stringify(after.redis) !== JSON.stringify(before.redis) ||

@@ -163,7 +163,8 @@ function printReport(
   mismatches: Mismatches,
   options: Options,
   io: CliIo,
-  business: LoadedBusiness,
+  /** The business backtested, when its config lists businesses. */
+  named: string | undefined,
 ): void {
   if (options.json) {
     const { plans: _plans, ...rest } = report;
@@ -174,7 +175,7 @@ function printReport(
   }
   io.stdout(
     formatBacktest(report, {
-      config: business.explicit ? `${options.config} (business ${business.id})` : options.config,
+      config: named === undefined ? options.config : `${options.config} (business ${named})`,
       baseline: options.baseline ? `the rules of ${options.baseline}` : 'the recorded plans',
     }),
   );
@@ -201,9 +202,10 @@ function baselineBusiness(
   business: LoadedBusiness,
   given: string | undefined,
 ): LoadedBusiness {
-  if (!baseline.businesses.some((b) => b.explicit))
-    return baseline.businesses[0] ?? pickBusiness(baseline, undefined);
-  return pickBusiness(baseline, business.explicit ? business.id : given, '--business (for --baseline)');
+  if (baseline.written === 'top-level') return baseline.businesses[0] ?? pickBusiness(baseline, undefined);
+  // A business of a listed config compares with the baseline's business of the same id.
+  const id = baseline.businesses.some((b) => b.id === business.id) ? business.id : given;
+  return pickBusiness(baseline, id, '--business (for --baseline)');
 }
 
 /** `convo-bridge backtest`: read the events, replay them under the new rules, report, set the exit code. */
@@ -213,16 +215,19 @@ async function runBacktest(options: Options, io: CliIo): Promise<void> {
       'say which events: --since 24h (recorded in Redis) or --from events.jsonl, one of them',
     );
   }
-  const business = pickBusiness(await load(options.config, io, '--config'), options.business);
+  const loaded = await load(options.config, io, '--config');
+  const business = pickBusiness(loaded, options.business);
   const baseline = options.baseline
     ? baselineBusiness(await load(options.baseline, io, '--baseline'), business, options.business)
     : undefined;
+  // A file of businesses names the one backtested; a file of one business (no businesses:) need not.
+  const named = loaded.written === 'businesses' ? business.id : undefined;
   const lines = await readEvents(options, io);
   checkEvents(lines, options, io, baseline !== undefined);
   const report = backtest(lines, business.rules, baseline ? { baseline: baseline.rules } : {});
   if (options.save !== undefined) await savePlans(report, options.save, io);
   const mismatches = options.expect === undefined ? [] : await compareWithSaved(options.expect, report);
-  printReport(report, mismatches, options, io, business);
+  printReport(report, mismatches, options, io, named);
   if (mismatches.length > 0) {
     throw new CliError(`${mismatches.length} event(s) differ from ${options.expect}`, {
       exitCode: EXIT.invalidInput,

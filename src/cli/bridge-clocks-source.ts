@@ -18,8 +18,8 @@ export async function bridgeClocksSource(configPath: string) {
   // A bridge of several businesses: the inbox's business is the one whose Business ID it is.
   const { businesses } = await loadConfig(configPath, { allowMissingEnv: true });
   const businessFor = (businessId: string) =>
-    businesses.find((b) => b.explicit && b.config.platform.auth.businessId === businessId) ??
-    businesses.find((b) => !b.explicit);
+    businesses.find((b) => b.config.platform.auth.businessId === businessId) ??
+    businesses.find((b) => b.naming.tag === '');
   const redis = createRedisClient(target.topology, {
     maxRetriesPerRequest: 1,
     connectionName: 'convo-bridge:emulator-clocks',
@@ -35,7 +35,7 @@ export async function bridgeClocksSource(configPath: string) {
     clocks: async (conversationId: string, businessId: string): Promise<InboxClocks | null> => {
       const business = businessFor(businessId);
       if (business === undefined) return null;
-      const scoped = layout.forBusiness(business.explicit ? business.id : null);
+      const scoped = layout.forNaming(business.naming);
       const shard = scoped.shardOf(conversationId);
       const queue = queues[shard.index] as Queue;
       const [found] = await listConversationClocks(redis, shard.keys, queue, {

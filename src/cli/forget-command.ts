@@ -212,7 +212,7 @@ function formatOutput(output: ForgetOutput, target: RedisTarget): string {
       `customer ${JSON.stringify(customer)}: held by ${matches.conversations.length} conversation(s)${matches.conversations.length > 0 ? `: ${matches.conversations.join(', ')}` : ''}${matches.quarantineIds.length > 0 ? `, and ${matches.quarantineIds.length} quarantined body(ies) naming no conversation (${verb})` : ''}`,
     );
   }
-  const where = `prefix "${target.prefix}"${target.business ? `, business ${target.business}` : ''} at ${describeWhere(target)}`;
+  const where = `prefix "${target.prefix}"${target.naming.tag === '' ? '' : `, business ${target.business}`} at ${describeWhere(target)}`;
   for (const result of output.conversations) {
     const total = FORGET_STORES.reduce((sum, store) => sum + result.erased[store], 0);
     lines.push(

@@ -10,6 +10,12 @@ import { loadConfig } from '../config/load-config.js';
 import { checkRedisUrl, databaseOfRedisUrl } from '../config/redis-url.js';
 import { DEFAULT_CONFIG_PATH, resolveConfigPath } from '../config/resolve-config-path.js';
 import { BUSINESS_ID_PATTERN } from '../events/business-id.js';
+import {
+  type BusinessNaming,
+  namingOfTag,
+  SINGLE_BUSINESS_ID,
+  SINGLE_BUSINESS_NAMING,
+} from '../events/business-naming.js';
 import { type KeyLayout, layoutFor } from '../queue/key-layout.js';
 import { storedKeyLayout } from '../queue/layout-record.js';
 import { DatabaseGuardedRedis, type RedisDatabaseError } from '../redis/database-guard.js';
@@ -41,10 +47,11 @@ export interface RedisTarget {
   /** The bridge config, when the target came from one (`timers list` reads its windows and zone): the business's. */
   config?: BridgeConfig;
   /**
-   * The business whose entries to read (issue 26, `--business`); null: the one business of a config
-   * without `businesses:` (keys as before businesses existed).
+   * The business whose entries to read (`--business`, or the config's only one), and the naming of
+   * its data (events/business-naming.ts): whose keys are read.
    */
-  business: string | null;
+  business: string;
+  naming: BusinessNaming;
 }
 
 export interface RedisTargetFlags {
@@ -152,7 +159,8 @@ export async function resolveRedisTarget(
           ? `${configPath} (redis.${addressKey(topology)})`
           : `--redis-url (over ${configPath})`,
       config: business?.config ?? loaded.config,
-      business: business?.explicit ? business.id : null,
+      business: business?.id ?? SINGLE_BUSINESS_ID,
+      naming: business?.naming ?? SINGLE_BUSINESS_NAMING,
     };
   }
   const redisUrl = flags.redisUrl ?? env.REDIS_URL;
@@ -169,7 +177,9 @@ export async function resolveRedisTarget(
     database: checked.database,
     prefix: flags.prefix ?? 'cb',
     source: flags.redisUrl === undefined ? '$REDIS_URL' : '--redis-url',
-    business: flags.business ?? null,
+    // Without a config, --business names a business of its own naming; none: the single-business data.
+    business: flags.business ?? SINGLE_BUSINESS_ID,
+    naming: namingOfTag(flags.business ?? ''),
   };
 }
 
@@ -308,7 +318,7 @@ export async function runWithRedis<T>(
 ): Promise<T> {
   const redis = await connectRedisTarget(target);
   try {
-    return await work(redis, (await targetLayout(redis, target)).forBusiness(target.business));
+    return await work(redis, (await targetLayout(redis, target)).forNaming(target.naming));
   } finally {
     redis.disconnect();
   }

@@ -46,7 +46,7 @@ async function printReport(
       io.stdout(`${JSON.stringify(report, null, 2)}\n`);
       return;
     }
-    const business = where.business === null ? '' : ` of business "${where.business}"`;
+    const business = where.naming.tag === '' ? '' : ` of business "${where.business}"`;
     const header = `shadow rules${business} under prefix "${where.prefix}" at ${describeWhere(where)}, last ${formatDuration(untilMs - sinceMs)} (since ${report.since})`;
     if (report.events === 0 && report.differed === 0 && report.rules.length === 0) {
       io.stdout(`${header}\nno shadow rules results in this period\n`);

@@ -10,6 +10,7 @@ import { describeTracing, resolveTracing } from '../observe/tracing-settings.js'
 import { CliError } from './cli-error.js';
 import { describeRedisConfig } from './describe-redis.js';
 import { EXIT } from './exit-codes.js';
+import { describeHeldForConfig } from './held-check.js';
 import type { CliIo } from './io.js';
 import { describeRule, summarizeBusinesses } from './summarize-businesses.js';
 
@@ -30,42 +31,55 @@ export function registerValidateCommand(program: Command, io: CliIo): void {
     .argument('[file]', 'config file (same as --config)')
     .option('-c, --config <file>', 'config file (default: config/bridge.yaml, then $CONVO_BRIDGE_CONFIG)')
     .option('--allow-missing-env', 'accept unset ${VAR}s (placeholders) and list them as warnings')
+    .option(
+      '--no-redis',
+      "do not look in the config's Redis for jobs it would hold (businesses it does not have)",
+    )
     .addHelpText('after', EXAMPLES)
-    .action(async (file: string | undefined, options: { config?: string; allowMissingEnv?: boolean }) => {
-      const path = resolveConfigPath(options.config ?? file);
-      if (path === undefined) {
-        throw new CliError(
-          'no config file: pass --config FILE, create config/bridge.yaml, or set CONVO_BRIDGE_CONFIG',
-        );
-      }
-      let loaded: LoadedConfig;
-      try {
-        loaded = await loadConfig(path, { allowMissingEnv: options.allowMissingEnv ?? false });
-      } catch (error) {
-        if (!(error instanceof ConfigError)) throw error;
-        for (const issue of error.issues) io.stderr(`${formatConfigIssue(issue)}\n`);
-        if (
-          !options.allowMissingEnv &&
-          error.issues.some((i) => i.message.startsWith('environment variable '))
-        ) {
-          io.stderr(
-            'hint: set the variables, or add --allow-missing-env to check the rest with placeholders\n',
+    .action(
+      async (
+        file: string | undefined,
+        options: { config?: string; allowMissingEnv?: boolean; redis?: boolean },
+      ) => {
+        const path = resolveConfigPath(options.config ?? file);
+        if (path === undefined) {
+          throw new CliError(
+            'no config file: pass --config FILE, create config/bridge.yaml, or set CONVO_BRIDGE_CONFIG',
           );
         }
-        const count = error.issues.length === 1 ? '1 problem' : `${error.issues.length} problems`;
-        throw new CliError(`config ${path} is invalid: ${count}`, {
-          exitCode: EXIT.invalidInput,
-          cause: error,
-        });
-      }
-      io.stdout(summarize(loaded));
-      for (const warning of loaded.warnings) io.stderr(`warning: ${formatConfigIssue(warning)}\n`);
-      for (const missing of loaded.missingEnv) {
-        io.stderr(
-          `warning: ${missing.file ?? path}:${missing.line}:${missing.column}: \${${missing.name}} is not set (checked with a placeholder); set it before starting\n`,
-        );
-      }
-    });
+        let loaded: LoadedConfig;
+        try {
+          loaded = await loadConfig(path, { allowMissingEnv: options.allowMissingEnv ?? false });
+        } catch (error) {
+          if (!(error instanceof ConfigError)) throw error;
+          for (const issue of error.issues) io.stderr(`${formatConfigIssue(issue)}\n`);
+          if (
+            !options.allowMissingEnv &&
+            error.issues.some((i) => i.message.startsWith('environment variable '))
+          ) {
+            io.stderr(
+              'hint: set the variables, or add --allow-missing-env to check the rest with placeholders\n',
+            );
+          }
+          const count = error.issues.length === 1 ? '1 problem' : `${error.issues.length} problems`;
+          throw new CliError(`config ${path} is invalid: ${count}`, {
+            exitCode: EXIT.invalidInput,
+            cause: error,
+          });
+        }
+        io.stdout(summarize(loaded));
+        for (const warning of loaded.warnings) io.stderr(`warning: ${formatConfigIssue(warning)}\n`);
+        // What a bridge of this config would hold: events and timers of businesses it does not have.
+        if (options.redis !== false) {
+          for (const line of await describeHeldForConfig(path, loaded, process.env)) io.stderr(`${line}\n`);
+        }
+        for (const missing of loaded.missingEnv) {
+          io.stderr(
+            `warning: ${missing.file ?? path}:${missing.line}:${missing.column}: \${${missing.name}} is not set (checked with a placeholder); set it before starting\n`,
+          );
+        }
+      },
+    );
 }
 
 /**
@@ -73,7 +87,7 @@ export function registerValidateCommand(program: Command, io: CliIo): void {
  * businesses: "config OK: N businesses" and two lines for each (summarize-businesses.ts).
  */
 export function summarize(loaded: LoadedConfig, env: NodeJS.ProcessEnv = process.env): string {
-  if (loaded.businesses.some((business) => business.explicit)) return summarizeBusinesses(loaded, env);
+  if (loaded.written === 'businesses') return summarizeBusinesses(loaded, env);
   const c: BridgeConfig = loaded.config;
   const rules = c.rules;
   const lines = [`config OK: ${rules.length} rule${rules.length === 1 ? '' : 's'} (${loaded.file})`];

@@ -5,7 +5,9 @@ import {
   BUSINESS_RECEIVER_KEYS,
   BUSINESS_SECTIONS,
   type BusinessSection,
+  DEFAULT_BUSINESS_ID,
   SHARED_SECTIONS,
+  TAKES_OVER_KEY,
 } from './businesses.js';
 import {
   type BusinessFile,
@@ -39,6 +41,8 @@ export interface BusinessEntry {
   /** The sections it may set, as written (refused keys left out). */
   readonly value: PlainObject;
   readonly overrides: readonly BusinessSection[];
+  /** It says `takes_over: default`: it keeps the data of a config without `businesses:`. */
+  readonly takesOver: boolean;
   readonly file: string;
   readonly line: number;
 }
@@ -225,7 +229,7 @@ function readEntry(
   const label = id === undefined ? `business ${name}` : `business ${JSON.stringify(clip(id))}`;
   const kept: PlainObject = {};
   for (const key of Object.keys(value)) {
-    if (key === 'id') continue;
+    if (key === 'id' || key === TAKES_OVER_KEY) continue;
     const at = [...base, key];
     if ((BUSINESS_SECTIONS as readonly string[]).includes(key)) {
       Object.defineProperty(kept, key, {
@@ -248,7 +252,7 @@ function readEntry(
         issueAt(
           source,
           at,
-          `${label}: unknown key "${key}"${suggestion(key, ['id', ...BUSINESS_SECTIONS])}`,
+          `${label}: unknown key "${key}"${suggestion(key, ['id', TAKES_OVER_KEY, ...BUSINESS_SECTIONS])}`,
           true,
         ),
       );
@@ -265,9 +269,31 @@ function readEntry(
     base,
     value: kept,
     overrides: BUSINESS_SECTIONS.filter((section) => Object.hasOwn(kept, section)),
+    takesOver: readTakesOver(value, source, base, label, issues),
     file: source.document.fileName,
     line: locatePath(source.document, base).line,
   };
+}
+
+/** `takes_over:` as written: absent, or `default` (the only data a business can take over). */
+function readTakesOver(
+  value: PlainObject,
+  source: ConfigSource,
+  base: ConfigPath,
+  label: string,
+  issues: ConfigIssue[],
+): boolean {
+  if (!Object.hasOwn(value, TAKES_OVER_KEY)) return false;
+  const written = value[TAKES_OVER_KEY];
+  if (written === DEFAULT_BUSINESS_ID) return true;
+  issues.push(
+    issueAt(
+      source,
+      [...base, TAKES_OVER_KEY],
+      `${label}: takes_over: expected ${DEFAULT_BUSINESS_ID} (the data of a config without businesses:, the only data a business can take over), got ${JSON.stringify(written)}: write takes_over: ${DEFAULT_BUSINESS_ID}, or remove it`,
+    ),
+  );
+  return false;
 }
 
 /** `receiver:` of a business: only path and secrets; the rest belongs to the one receiver of all. */

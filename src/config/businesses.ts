@@ -1,13 +1,18 @@
 import { BUSINESS_ID_PATTERN } from '../events/business-id.js';
+import { type BusinessNaming, SINGLE_BUSINESS_ID } from '../events/business-naming.js';
 import type { CompiledRules } from '../rules/compile-rules.js';
 import type { BridgeConfig } from './config-schema.js';
 
 /**
- * Many businesses, one bridge (issue 26): what a loaded business is, and the words for its id.
- * A config without `businesses:` is one business, DEFAULT_BUSINESS_ID, that is not `explicit`.
+ * Many businesses, one bridge: what a loaded business is, and the words for its id. A config
+ * without `businesses:` is a table of one business, DEFAULT_BUSINESS_ID, of the single-business
+ * naming (events/business-naming.ts).
  */
 
-export const DEFAULT_BUSINESS_ID = 'default';
+export const DEFAULT_BUSINESS_ID = SINGLE_BUSINESS_ID;
+
+/** The key of a business entry that gives it the single-business naming (`takes_over: default`). */
+export const TAKES_OVER_KEY = 'takes_over';
 
 export { BUSINESS_ID_PATTERN };
 
@@ -50,8 +55,12 @@ export interface ShadowRules {
 export interface LoadedBusiness {
   /** Its id; DEFAULT_BUSINESS_ID for the one business of a config without `businesses:`. */
   readonly id: string;
-  /** False only for that implicit business: its Redis keys, metrics and logs stay exactly as before businesses existed. */
-  readonly explicit: boolean;
+  /**
+   * How its data is named (Redis keys, event keys, jobs): the single-business naming for the
+   * business of a config without `businesses:` and for the one that says `takes_over: default`,
+   * its own for every other. Decided here, by the loader, and nowhere else.
+   */
+  readonly naming: BusinessNaming;
   /** The whole config as this business runs with it: the top level with the business's overrides merged in, validated by configSchema like any config. */
   readonly config: BridgeConfig;
   readonly rules: CompiledRules;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SINGLE_BUSINESS_ID } from '../events/business-naming.js';
 import {
   BUSINESS_ID_PATTERN,
   BUSINESS_ID_RULE,
@@ -85,6 +86,12 @@ function businessEntrySchema(full: Record<string, JsonSchema>): JsonSchema {
       type: 'string',
       pattern: BUSINESS_ID_PATTERN.source,
       description: `The business's id: ${BUSINESS_ID_RULE}. In a businesses_dir file, the file name when left out.`,
+    },
+    takes_over: {
+      type: 'string',
+      enum: [SINGLE_BUSINESS_ID],
+      description:
+        'takes_over: default: this business keeps the data of a config without businesses: (its Redis keys, event keys and jobs: once-marks, dedupe, order, timers, dead letters, records), so that growing from one business to several, and back, repeats and holds nothing. At most one business says it.',
     },
   };
   for (const section of BUSINESS_SECTIONS) {

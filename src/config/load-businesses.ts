@@ -1,6 +1,13 @@
+import { businessNaming } from '../events/business-naming.js';
 import type { CompiledRules } from '../rules/compile-rules.js';
 import { type BusinessEntry, type CollectOptions, collectBusinesses, issueAt } from './business-entries.js';
-import { defaultWebhookPath, type LoadedBusiness, type ShadowRules } from './businesses.js';
+import {
+  DEFAULT_BUSINESS_ID,
+  defaultWebhookPath,
+  type LoadedBusiness,
+  type ShadowRules,
+  TAKES_OVER_KEY,
+} from './businesses.js';
 import { crossCheckBusinesses, type ValidBusiness } from './check-businesses.js';
 import type { ConfigPath } from './config-document.js';
 import { ConfigError, type ConfigIssue } from './config-error.js';
@@ -85,7 +92,7 @@ export function loadBusinesses(
     valid.push({ entry, config: validation.config });
     loaded.push({
       id: entry.id ?? '',
-      explicit: true,
+      naming: businessNaming(entry.id ?? '', entry.takesOver),
       config: validation.config,
       rules: result.rules,
       ...(shadow !== undefined && !(shadow instanceof ConfigError) ? { shadow } : {}),
@@ -95,6 +102,7 @@ export function loadBusinesses(
     });
   }
   for (const issue of crossCheckBusinesses(collected.entries, valid, { top, defaults })) report.plain(issue);
+  for (const issue of takeOverIssues(collected.entries)) report.plain(issue);
   const issues = report.issues();
   if (issues.length > 0) throw new ConfigError(issues);
   return {
@@ -107,6 +115,25 @@ export function loadBusinesses(
       ),
     ],
   };
+}
+
+/**
+ * At most one business takes over the data of a config without `businesses:`: two would run the
+ * same conversations' events, timers and once-marks as two businesses.
+ */
+function takeOverIssues(entries: readonly BusinessEntry[]): ConfigIssue[] {
+  const taking = entries.filter((entry) => entry.takesOver);
+  if (taking.length <= 1) return [];
+  const names = taking.map((entry) => entry.name).join(', ');
+  return taking
+    .slice(1)
+    .map((entry) =>
+      issueAt(
+        entry.source,
+        [...entry.base, TAKES_OVER_KEY],
+        `${entry.label}: takes_over: ${DEFAULT_BUSINESS_ID} is said by ${taking.length} businesses (${names}); only one business can keep the data of a config without businesses: keep takes_over on the business that was the single business (same platform credentials and webhook), remove it from the others`,
+      ),
+    );
 }
 
 /**

@@ -1,5 +1,5 @@
 import { NotTextError, readTextFile } from '../base/decode-text.js';
-
+import { SINGLE_BUSINESS_NAMING } from '../events/business-naming.js';
 import type { CompiledRules } from '../rules/compile-rules.js';
 import { DEFAULT_BUSINESS_ID, type LoadedBusiness } from './businesses.js';
 import type { ReadBusinessesDir } from './businesses-dir.js';
@@ -25,9 +25,16 @@ export interface LoadedConfig {
   rules: CompiledRules;
   /**
    * Every business, at least one, in the config's order (then businesses_dir's files by name). A
-   * config without `businesses:` is one business, DEFAULT_BUSINESS_ID, not `explicit`.
+   * config without `businesses:` is a table of one business, DEFAULT_BUSINESS_ID, of the
+   * single-business naming. The bridge runs every config through this table alike.
    */
   businesses: LoadedBusiness[];
+  /**
+   * How the file is written: `top-level` (no `businesses:` nor `businesses_dir:`) or
+   * `businesses`. For what commands print about the file (`validate`'s summary, `--business`
+   * advice) only; nothing that runs the bridge reads it.
+   */
+  written: 'top-level' | 'businesses';
   /** Variables that were unset and replaced by placeholders (only with `allowMissingEnv`). */
   missingEnv: MissingVariable[];
   /** What the config sets up that can never happen (config-warnings.ts); `validate` prints them. */
@@ -130,6 +137,7 @@ function parseWithinLimits(text: string, options: LoadOptions & { fileName: stri
     config: first.config,
     rules: first.rules,
     businesses,
+    written: 'businesses',
     missingEnv,
     warnings,
     shadowFiles: [...shadowFiles],
@@ -174,7 +182,7 @@ function loadOneBusiness(
 
   const business: LoadedBusiness = {
     id: DEFAULT_BUSINESS_ID,
-    explicit: false,
+    naming: SINGLE_BUSINESS_NAMING,
     config: validation.config,
     rules: compiled.rules,
     ...(shadow ? { shadow } : {}),
@@ -186,6 +194,7 @@ function loadOneBusiness(
     config: validation.config,
     rules: compiled.rules,
     businesses: [business],
+    written: 'top-level',
     missingEnv: interpolation.missing,
     warnings: configWarnings(validation.config).map(toIssue),
   };

@@ -5,6 +5,8 @@ import { suggestion } from './describe-zod-issues.js';
 export interface BusinessChoice {
   readonly file: string;
   readonly businesses: readonly LoadedBusiness[];
+  /** How the file is written (LoadedConfig.written): a file of one business is advised differently. */
+  readonly written: 'top-level' | 'businesses';
 }
 
 export type BusinessSelection =
@@ -27,7 +29,6 @@ export function selectBusiness(
   elsewhere?: string,
 ): BusinessSelection {
   const { businesses, file } = loaded;
-  const explicit = businesses.some((b) => b.explicit);
   if (id === undefined) {
     if (businesses.length === 1 && businesses[0]) return { ok: true, business: businesses[0] };
     return {
@@ -37,7 +38,7 @@ export function selectBusiness(
   }
   const found = businesses.find((b) => b.id === id);
   if (found) return { ok: true, business: found };
-  if (!explicit) {
+  if (loaded.written === 'top-level') {
     return {
       ok: false,
       message: `${file} has no businesses (it is one business, "${DEFAULT_BUSINESS_ID}"): leave out ${flag}, or write ${flag} ${DEFAULT_BUSINESS_ID}`,

@@ -271,11 +271,8 @@ function reloadIfChanged(
   };
   if ('loaded' in outcome) {
     const { loaded } = outcome;
-    const businesses = loaded.businesses.some((b) => b.explicit)
-      ? { businesses: loaded.businesses.length }
-      : {};
     options.logger?.info(
-      { file: path, reason, rules: loaded.config.rules.length, ...businesses },
+      { file: path, reason, rules: loaded.config.rules.length, businesses: loaded.businesses.length },
       'config reloaded',
     );
     options.onReload(loaded);

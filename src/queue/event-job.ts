@@ -18,9 +18,10 @@ export const BatchedEventSchema = z.object({
   /** Position in the receiver's arrival order (per-conversation ordering uses it). */
   arrival: z.number().int().positive(),
   /**
-   * The business whose webhook brought it, when the bridge serves several (issue 26); absent for
-   * the one business of a config without `businesses:`. One batch may hold several businesses'
-   * events; the worker runs each with its business's keys, rules and platform credentials.
+   * The naming of the business whose webhook brought it (events/business-naming.ts): its id for a
+   * business of its own naming; absent for the single-business naming (as earlier releases wrote).
+   * One batch may hold several businesses' events; the worker runs each with its business's keys,
+   * rules and platform credentials.
    */
   business: BusinessIdSchema.optional(),
   event: ConversationEventSchema,
@@ -51,11 +52,6 @@ export type EventBatchData = z.infer<typeof EventBatchDataSchema>;
 
 /** The name of every events-queue job (bull-board shows it). */
 export const EVENT_BATCH_JOB_NAME = 'events';
-
-/** A job's name as bull-board shows it: `timer`, or `timer:<business>` when the bridge serves several. */
-export function jobNameFor(name: string, business: string | null): string {
-  return business === null ? name : `${name}:${business}`;
-}
 
 /** A batch's name as bull-board shows it: `events`, or `events:<its businesses>` (at most 3 named). */
 export function batchJobName(businesses: ReadonlySet<string>): string {

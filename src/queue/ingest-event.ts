@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { JobsOptions, Queue } from 'bullmq';
 import { ConvoBridgeError } from '../base/errors.js';
+import { type BusinessNaming, jobBusinessField } from '../events/business-naming.js';
 import type { ConversationEvent } from '../events/conversation-event.js';
 import { carrierOf } from '../observe/trace-context.js';
 import { connectionFor, type RedisClient } from '../redis/redis-connection.js';
@@ -97,10 +98,10 @@ export function newBatchJobId(): string {
   return `b-${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`;
 }
 
-/** One event to store, and the business whose webhook brought it (null: the only one). */
+/** One event to store, and the naming of the business whose webhook brought it. */
 export interface IngestItem {
   event: ConversationEvent;
-  business: string | null;
+  naming: BusinessNaming;
 }
 
 /**
@@ -116,10 +117,10 @@ export function ingestBatch(
   options: IngestEventOptions,
   events: readonly ConversationEvent[],
 ): Promise<IngestResult[]> {
-  const business = options.keys.business;
+  const naming = options.keys.naming;
   return ingestItems(
     options,
-    events.map((event) => ({ event, business })),
+    events.map((event) => ({ event, naming })),
   );
 }
 
@@ -129,12 +130,12 @@ export function ingestBatch(
  * shard's (see redis-keys.ts).
  */
 export async function ingestItems(
-  options: IngestEventOptions & { keysOf?: (business: string) => BridgeKeys },
+  options: IngestEventOptions & { keysOf?: (naming: BusinessNaming) => BridgeKeys },
   items: readonly IngestItem[],
 ): Promise<IngestResult[]> {
   const { redis, queue, keys } = options;
-  const keysOf = (business: string | null) =>
-    business === null || business === keys.business ? keys : (options.keysOf?.(business) ?? keys);
+  const keysOf = (naming: BusinessNaming) =>
+    naming.tag === keys.naming.tag ? keys : (options.keysOf?.(naming) ?? keys);
   const jobId = newBatchJobId();
   const unique = new Map<string, number>();
   const distinct: IngestItem[] = [];
@@ -146,15 +147,15 @@ export async function ingestItems(
   }
   const scriptKeys = [keys.arrival];
   const args: (string | number)[] = [options.dedupeWindowSeconds, jobId, `${queue.qualifiedName}:`];
-  for (const { event, business } of distinct) {
-    scriptKeys.push(keys.dedupe(event.key), keysOf(business).order(event.conversationId ?? ''));
+  for (const { event, naming } of distinct) {
+    scriptKeys.push(keys.dedupe(event.key), keysOf(naming).order(event.conversationId ?? ''));
     args.push(eventId(event.key), conversationHash(event.conversationId ?? '').slice(0, 8));
   }
   const states = await reserve(redis, scriptKeys, args);
   const results: IngestResult[] = [];
   const data: EventBatchData = { events: [] };
   const businesses = new Set<string>();
-  distinct.forEach(({ event, business }, index) => {
+  distinct.forEach(({ event, naming }, index) => {
     const state = String(states[index] ?? 'd:0');
     const arrival = Number(state.slice(2));
     if (state[0] === 'd') {
@@ -162,11 +163,13 @@ export async function ingestItems(
       return;
     }
     const trace = carrierOf(event); // undefined unless tracing is on (issue 14)
-    const batched: BatchedEvent = trace ? { arrival, event, trace } : { arrival, event };
-    if (business !== null) {
-      batched.business = business;
-      businesses.add(business);
-    }
+    const batched: BatchedEvent = {
+      arrival,
+      ...jobBusinessField(naming),
+      event,
+      ...(trace ? { trace } : {}),
+    };
+    if (naming.tag !== '') businesses.add(naming.tag);
     data.events.push(batched);
     results.push({ outcome: 'queued', jobId, arrival });
   });

@@ -1,4 +1,5 @@
 import type { RedisTopology } from '../config/redis-topology.js';
+import { type BusinessNaming, SINGLE_BUSINESS_NAMING } from '../events/business-naming.js';
 import { CLUSTER_SLOTS, keySlot } from '../redis/key-slot.js';
 import { type BridgeKeys, bridgeKeys, conversationHash } from './redis-keys.js';
 
@@ -27,7 +28,12 @@ export interface QueueShard {
 }
 
 export interface KeyLayout extends KeyLayoutOptions {
-  /** The business whose keys `all` and `global` hold (null: the one business of a config without `businesses:`). */
+  /** The naming whose keys `all` and `global` hold (events/business-naming.ts). */
+  readonly naming: BusinessNaming;
+  /**
+   * The `business` the jobs of this naming carry, as the readers of job data in privacy/ compare
+   * it: null for the single-business naming, whose jobs carry none.
+   */
   readonly business: string | null;
   readonly all: readonly QueueShard[];
   /** Keys that belong to no conversation (dead letters, quarantine, recorded events, alarms). */
@@ -36,11 +42,8 @@ export interface KeyLayout extends KeyLayoutOptions {
   shardOf(conversationId: string | null | undefined): QueueShard;
   /** In words, for logs and `validate`. */
   describe(): string;
-  /**
-   * The same shards and queues with one business's keys (issue 26); null gives the keys of a
-   * config without `businesses:`. Made once per business and kept.
-   */
-  forBusiness(business: string | null): KeyLayout;
+  /** The same shards and queues with the keys of one business's naming. Made once per naming and kept. */
+  forNaming(naming: BusinessNaming): KeyLayout;
 }
 
 /**
@@ -84,38 +87,39 @@ export function createKeyLayout(options: KeyLayoutOptions): KeyLayout {
   for (let index = 0; index < shards; index++) {
     queuePrefixes.push(tagged ? `{${shardTag(prefix, index, shards)}}` : prefix);
   }
-  const byBusiness = new Map<string | null, KeyLayout>();
-  const forBusiness = (business: string | null): KeyLayout => {
-    let layout = byBusiness.get(business);
+  const made = new Map<string, KeyLayout>();
+  const forNaming = (naming: BusinessNaming): KeyLayout => {
+    let layout = made.get(naming.tag);
     if (layout === undefined) {
-      layout = businessLayout(options, globalPrefix, queuePrefixes, business, forBusiness);
-      byBusiness.set(business, layout);
+      layout = namingLayout(options, globalPrefix, queuePrefixes, naming, forNaming);
+      made.set(naming.tag, layout);
     }
     return layout;
   };
-  return forBusiness(null);
+  return forNaming(SINGLE_BUSINESS_NAMING);
 }
 
-/** A layout's shards with one business's keys (the queues' prefixes are the same for every business). */
-function businessLayout(
+/** A layout's shards with one naming's keys (the queues' prefixes are the same for every business). */
+function namingLayout(
   options: KeyLayoutOptions,
   globalPrefix: string,
   queuePrefixes: readonly string[],
-  business: string | null,
-  forBusiness: (business: string | null) => KeyLayout,
+  naming: BusinessNaming,
+  forNaming: (naming: BusinessNaming) => KeyLayout,
 ): KeyLayout {
   const { prefix, shards, tagged } = options;
   const all: QueueShard[] = queuePrefixes.map((queuePrefix, index) => ({
     index,
     queuePrefix,
-    keys: bridgeKeys(queuePrefix, globalPrefix, business),
+    keys: bridgeKeys(queuePrefix, globalPrefix, naming),
   }));
   const first = all[0] as QueueShard;
   return {
     prefix,
     shards,
     tagged,
-    business,
+    naming,
+    business: naming.tag === '' ? null : naming.tag,
     all,
     global: first.keys,
     shardOf(conversationId) {
@@ -128,7 +132,7 @@ function businessLayout(
         .map((s) => s.queuePrefix)
         .join(', ')}${shards > 3 ? ', ...' : ''}; keys of no conversation under "${globalPrefix}:"`;
     },
-    forBusiness,
+    forNaming,
   };
 }
 

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { type BusinessNaming, SINGLE_BUSINESS_NAMING } from '../events/business-naming.js';
 
 /** Queue names under the configured prefix. BullMQ keys become `<prefix>:<queue>:...`. */
 export const QUEUE_NAMES = {
@@ -78,16 +79,20 @@ export function orderMember(jobId: string, eventKey: string): string {
  * together with a shard's keys. With one untagged shard (the default on a single Redis) both are
  * the configured prefix, the layout of earlier versions. See queue/key-layout.ts.
  *
- * `business` (issue 26) scopes the keys of conversations and of no conversation to one business of
- * a bridge that serves several: `<prefix>:bridge:b:<id>:conv:...`, `<global>:bridge:b:<id>:dead:...`.
- * The keys of events (dedupe markers, run state) and the arrival counter are shared: an explicit
- * business's event keys carry its id already (`<id>:<key>`, receive/event-producer.ts), and one
- * batch job holds the events of several businesses, run by scripts that take one dedupe prefix and
- * one arrival counter. Every key stays under its shard's hash tag. null is the one business of a
- * config without `businesses:`, whose keys are those of earlier versions.
+ * A business's naming (events/business-naming.ts) scopes the keys of its conversations and of no
+ * conversation: `<prefix>:bridge:b:<id>:conv:...`, `<global>:bridge:b:<id>:dead:...` for a business
+ * of its own naming; the keys of earlier versions for the single-business naming. The keys of
+ * events (dedupe markers, run state) and the arrival counter are shared: a business's own event
+ * keys carry its id already (`<id>:<key>`, receive/event-producer.ts), and one batch job holds the
+ * events of several businesses, run by scripts that take one dedupe prefix and one arrival
+ * counter. Every key stays under its shard's hash tag.
  */
-export function bridgeKeys(prefix: string, globalPrefix: string = prefix, business: string | null = null) {
-  const scope = business === null ? '' : `:b:${business}`;
+export function bridgeKeys(
+  prefix: string,
+  globalPrefix: string = prefix,
+  naming: BusinessNaming = SINGLE_BUSINESS_NAMING,
+) {
+  const scope = naming.keyScope;
   /** Shared by every business of the shard: event keys and the arrival counter. */
   const p = `${prefix}:bridge`;
   /** The business's own: its conversations. */
@@ -114,6 +119,11 @@ export function bridgeKeys(prefix: string, globalPrefix: string = prefix, busine
     arrival: `${p}:arrival`,
     /** Per-conversation sorted set of job ids still to be processed, scored by arrival. */
     order: (conversationId: string) => `${pb}:order:${conversationHash(conversationId)}`,
+    /**
+     * Jobs held because no business of the config holds their naming (worker/businesses/held-jobs.ts):
+     * `<queue>|<queue prefix>|<job id>` -> naming tag. Shared by every naming.
+     */
+    heldJobs: `${globalPrefix}:bridge:held`,
     /** Quarantine of authenticated bodies that could not be understood. */
     quarantine: `${g}:quarantine`,
     /** Dead letters: index by time, and one JSON entry per id. */
@@ -141,8 +151,8 @@ export function bridgeKeys(prefix: string, globalPrefix: string = prefix, busine
     globalPrefix: g,
     /** BullMQ's prefix of this shard's queues (shared by every business). */
     queuePrefix: prefix,
-    /** The business these keys belong to; null: the one business of a config without `businesses:`. */
-    business,
+    /** The naming these keys are of. */
+    naming,
   };
 }
 export type BridgeKeys = ReturnType<typeof bridgeKeys>;

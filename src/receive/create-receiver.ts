@@ -1,4 +1,5 @@
 import type { Express } from 'express';
+import type { BusinessNaming } from '../events/business-naming.js';
 import type { ConversationEvent } from '../events/conversation-event.js';
 import { activeTracing, type BridgeTracing } from '../observe/trace-context.js';
 import { createEventProducer, DEFAULT_EVENT_JOB_OPTIONS, type EventProducer } from './event-producer.js';
@@ -12,21 +13,19 @@ import {
   type ReceiverOptions,
   type ResolvedReceiverOptions,
   resolveReceiverOptions,
+  type ServedBusiness,
 } from './receiver-options.js';
 
 export interface Receiver {
   /** The Express app (mount it elsewhere, or call `listen`). */
   readonly app: Express;
-  /** The webhook path in use. */
+  /** The webhook path of the first business served (the only one of `path` and `secrets`). */
   readonly path: string;
   /** Listens on `host:port` (default 127.0.0.1, port 0 = a free one). */
   listen(port?: number, host?: string): Promise<ListeningReceiver>;
   /** Connected to Redis and not closed (cheap; `GET /readyz` does a real write). */
   isReady(): boolean;
-  /**
-   * A receiver of several businesses (built with `businesses`): serve these from the next request
-   * on; a removed business's path answers 404 (issue 26, hot reload). Throws for a receiver of one.
-   */
+  /** Serves these businesses from the next request on; a removed business's path answers 404 (hot reload). */
   setBusinesses(businesses: readonly ReceiverBusiness[]): void;
   /** Stops every server it started and closes Redis. Idempotent. */
   close(): Promise<void>;
@@ -53,12 +52,12 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   });
   // Read once: tracing is installed (or not) before the receiver is built (run-bridge.ts).
   const tracing = activeTracing();
-  const effects = new Map<string | null, ReceiveEffects>();
-  const effectsFor = (business: string | null): ReceiveEffects => {
-    let made = effects.get(business);
+  const effects = new Map<string, ReceiveEffects>();
+  const effectsFor = (naming: BusinessNaming): ReceiveEffects => {
+    let made = effects.get(naming.tag);
     if (made === undefined) {
-      made = receiveEffects(producer, business, settings, tracing);
-      effects.set(business, made);
+      made = receiveEffects(producer, naming, settings, tracing);
+      effects.set(naming.tag, made);
     }
     return made;
   };
@@ -79,7 +78,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
 
   return {
     app,
-    path: settings.path,
+    path: (settings.businesses[0] as ServedBusiness).path,
     async listen(port = 0, host = '127.0.0.1') {
       // Take traffic once Redis is connected, so the first deliveries after a start are not
       // answered 503 while the connection is still being made. Start anyway if Redis stays away:
@@ -103,19 +102,19 @@ export function createReceiver(options: ReceiverOptions): Receiver {
 }
 
 /**
- * What the webhook policy stores with, for one business (null: the only one): the producer (traced
- * when tracing is on) and the quarantine, both with that business's keys.
+ * What the webhook policy stores with, for one business's naming: the producer (traced when
+ * tracing is on) and the quarantine, both with that naming's keys.
  */
 function receiveEffects(
   producer: EventProducer,
-  business: string | null,
+  naming: BusinessNaming,
   settings: ResolvedReceiverOptions,
   tracing: BridgeTracing | undefined,
 ): ReceiveEffects {
-  const ingest = producer.ingestFor(business);
+  const ingest = producer.ingestFor(naming);
   const quarantineStore = {
     redis: producer.redis,
-    keys: producer.layout.forBusiness(business).global,
+    keys: producer.layout.forNaming(naming).global,
     maxEntries: settings.quarantineMax,
     maxBodyBytes: settings.quarantineBodyBytes,
     maxAgeSeconds: settings.quarantineMaxAgeSeconds,

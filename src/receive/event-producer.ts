@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { describeError } from '../base/errors.js';
 import { settleWithin } from '../base/settle-within.js';
 import type { RedisTopology } from '../config/redis-topology.js';
+import { type BusinessNaming, SINGLE_BUSINESS_NAMING } from '../events/business-naming.js';
 import type { ConversationEvent } from '../events/conversation-event.js';
 import { type IngestItem, type IngestResult, ingestItems } from '../queue/ingest-event.js';
 import { keptJobs } from '../queue/job-options.js';
@@ -83,10 +84,10 @@ export interface EventProducer {
   /** Stores the event durably (exactly once per key); rejects when Redis cannot take it. */
   ingest(event: ConversationEvent): Promise<IngestResult>;
   /**
-   * The same for one business of a bridge that serves several (issue 26): its own keys and event
-   * keys, the shared queues. null is `ingest`. Made once per business and kept.
+   * The same for one business's naming: its keys and event keys, the shared queues. The
+   * single-business naming's is `ingest`. Made once per naming and kept.
    */
-  ingestFor(business: string | null): (event: ConversationEvent) => Promise<IngestResult>;
+  ingestFor(naming: BusinessNaming): (event: ConversationEvent) => Promise<IngestResult>;
   /** A shard's queue as it is now (a queue whose start-up failed is replaced on the next ingest). */
   queue(shard?: number): Queue;
   /** Connected and not closed (cheap; `probe` does a real write). */
@@ -134,7 +135,7 @@ export function createEventProducer(options: EventProducerOptions): EventProduce
     keys,
     layout,
     queue: (shard = 0) => (queues[shard] ?? (queues[0] as ShardQueue)).current(),
-    ingest: ingestFor(null),
+    ingest: ingestFor(SINGLE_BUSINESS_NAMING),
     ingestFor,
     isConnected: () => redis.status === 'ready' && !closing,
     connected: (timeoutMs, connectOptions = {}) => waitUntilConnected(redis, timeoutMs, connectOptions),
@@ -168,19 +169,20 @@ function ingestPerBusiness(
   layout: KeyLayout,
   commits: readonly ShardCommit[],
   options: EventProducerOptions,
-): (business: string | null) => (event: ConversationEvent) => Promise<IngestResult> {
+): (naming: BusinessNaming) => (event: ConversationEvent) => Promise<IngestResult> {
   const route = (item: IngestItem): Promise<IngestResult> =>
     (commits[layout.shardOf(item.event.conversationId).index] as ShardCommit)(item);
   const gated = gateOnLayoutCheck(route, options.layoutChecked, options.commandTimeoutMs);
-  const made = new Map<string | null, (event: ConversationEvent) => Promise<IngestResult>>();
-  return (business) => {
-    let ingest = made.get(business);
+  const made = new Map<string, (event: ConversationEvent) => Promise<IngestResult>>();
+  return (naming) => {
+    let ingest = made.get(naming.tag);
     if (ingest === undefined) {
+      const prefix = naming.eventKeyPrefix;
       ingest =
-        business === null
-          ? (event) => gated({ event, business: null })
-          : (event) => gated({ event: { ...event, key: `${business}:${event.key}` }, business });
-      made.set(business, ingest);
+        prefix === ''
+          ? (event) => gated({ event, naming })
+          : (event) => gated({ event: { ...event, key: `${prefix}${event.key}` }, naming });
+      made.set(naming.tag, ingest);
     }
     return ingest;
   };
@@ -293,7 +295,7 @@ function createShardCommit(
   queue: ShardQueue,
   options: EventProducerOptions,
 ): ShardCommit {
-  const keysOf = (business: string) => (layout.forBusiness(business).all[shard.index] as QueueShard).keys;
+  const keysOf = (naming: BusinessNaming) => (layout.forNaming(naming).all[shard.index] as QueueShard).keys;
   return createGroupCommit<IngestItem>((items) =>
     ingestItems(
       {

@@ -2,8 +2,8 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import type { WebhookOutcome } from './webhook-reply.js';
 
 export interface ReceiverMetrics {
-  /** Counts one webhook request and how long it took to answer (by business when there are several). */
-  observe(outcome: WebhookOutcome, seconds: number, business: string | null): void;
+  /** Counts one webhook request and how long it took to answer, by business (none: its path is no business's). */
+  observe(outcome: WebhookOutcome, seconds: number, business: string | undefined): void;
 }
 
 const REQUESTS = 'convo_bridge_webhooks_total';
@@ -12,11 +12,12 @@ const ACK_SECONDS = 'convo_bridge_webhook_ack_seconds';
 /**
  * Registers the receiver's metrics on the given registry (the one a later `/metrics` endpoint
  * serves). A registry that already has them (a second receiver in one process, tests) is reused
- * instead of throwing prom-client's duplicate-name error. `byBusiness`: a bridge of several
- * businesses labels them with `business` (ids from the config only, so the label stays bounded).
+ * instead of throwing prom-client's duplicate-name error. Labelled with `business` (ids from the
+ * config only, so the label stays bounded; `default` for a config without `businesses:`; empty for
+ * a request that reached no business's path).
  */
-export function createReceiverMetrics(registry: Registry, options: { byBusiness: boolean }): ReceiverMetrics {
-  const labelNames = options.byBusiness ? ['outcome', 'business'] : ['outcome'];
+export function createReceiverMetrics(registry: Registry): ReceiverMetrics {
+  const labelNames = ['outcome', 'business'];
   const requests =
     (registry.getSingleMetric(REQUESTS) as Counter | undefined) ??
     new Counter({
@@ -34,14 +35,6 @@ export function createReceiverMetrics(registry: Registry, options: { byBusiness:
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers: [registry],
     });
-  if (!options.byBusiness) {
-    return {
-      observe(outcome, seconds) {
-        requests.inc({ outcome });
-        ack.observe({ outcome }, seconds);
-      },
-    };
-  }
   return {
     observe(outcome, seconds, business) {
       const labels = { outcome, business: business ?? '' };

@@ -6,6 +6,12 @@ import { z } from 'zod';
 import type { BridgeConfig } from '../config/config-schema.js';
 import { checkRedisUrl } from '../config/redis-url.js';
 import { BusinessIdSchema } from '../events/business-id.js';
+import {
+  type BusinessNaming,
+  businessNaming,
+  SINGLE_BUSINESS_ID,
+  SINGLE_BUSINESS_NAMING,
+} from '../events/business-naming.js';
 import { bridgeJobOptions } from '../queue/job-options.js';
 import type { EventStoreTarget } from './event-producer.js';
 import { RECEIVER_DEFAULTS } from './receiver-defaults.js';
@@ -19,13 +25,16 @@ import { ReceiverError } from './receiver-errors.js';
  * as given.
  */
 export interface ReceiverOptions extends EventStoreTarget {
-  /** URL path the platform POSTs to (default `/webhooks/platform`). */
+  /**
+   * URL path the platform POSTs to (default `/webhooks/platform`): with `secrets`, the receiver
+   * serves one business, `default`, of the single-business naming (a config without `businesses:`).
+   */
   path?: string;
   /** Accepted shared secrets; more than one during a rotation (old and new). Not with `businesses`. */
   secrets?: readonly string[];
   /**
-   * The businesses of a bridge that serves several (issue 26), each on its own path with its own
-   * secrets; instead of `path` and `secrets`. `Receiver.setBusinesses` changes them while running.
+   * The businesses served, each on its own path with its own secrets; instead of `path` and
+   * `secrets`. `Receiver.setBusinesses` changes them while running.
    */
   businesses?: readonly ReceiverBusiness[];
   /** Largest accepted body in bytes (default 1 MiB). */
@@ -75,12 +84,17 @@ export interface ReceiverOptions extends EventStoreTarget {
   readinessDetails?: () => Record<string, unknown>;
 }
 
-/** One business a receiver serves (issue 26): its webhooks arrive on its path with its secrets. */
+/** One business a receiver serves: its webhooks arrive on its path with its secrets. */
 export interface ReceiverBusiness {
   readonly id: string;
   readonly path: string;
   readonly secrets: readonly string[];
+  /** How its events are stored (events/business-naming.ts); default: its own naming. */
+  readonly naming?: BusinessNaming;
 }
+
+/** A business as the receiver serves it, its naming decided. */
+export type ServedBusiness = Required<ReceiverBusiness>;
 
 const Secret = z
   .string()
@@ -138,7 +152,20 @@ const PlainOptions = z.object({
   eventStreamMaxLen: z.number().int().min(0).max(1_000_000).default(RECEIVER_DEFAULTS.eventStreamMaxLen),
   repeatLogIntervalMs: z.number().int().min(10).max(3_600_000).default(RECEIVER_DEFAULTS.repeatLogIntervalMs),
 });
-export type ResolvedReceiverOptions = z.infer<typeof PlainOptions>;
+export type ResolvedReceiverOptions = Omit<z.infer<typeof PlainOptions>, 'businesses'> & {
+  /** Every business served: the given ones, or the one business of `path` and `secrets`. */
+  businesses: readonly ServedBusiness[];
+};
+
+/** The businesses a receiver's options name, each with its naming. */
+export function servedBusinesses(businesses: readonly ReceiverBusiness[]): ServedBusiness[] {
+  return businesses.map((business) => ({
+    id: business.id,
+    path: business.path,
+    secrets: business.secrets,
+    naming: business.naming ?? businessNaming(business.id, false),
+  }));
+}
 
 /** Validates the plain options and fills in defaults; throws RECEIVER_CONFIG naming each bad field. */
 export function resolveReceiverOptions(options: ReceiverOptions): ResolvedReceiverOptions {
@@ -179,7 +206,20 @@ export function resolveReceiverOptions(options: ReceiverOptions): ResolvedReceiv
       },
     );
   }
-  return parsed.data;
+  const { businesses: _checked, ...plain } = parsed.data;
+  return {
+    ...plain,
+    businesses: options.businesses
+      ? servedBusinesses(options.businesses)
+      : [
+          {
+            id: SINGLE_BUSINESS_ID,
+            path: plain.path,
+            secrets: plain.secrets ?? [],
+            naming: SINGLE_BUSINESS_NAMING,
+          },
+        ],
+  };
 }
 
 /**

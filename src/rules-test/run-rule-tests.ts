@@ -125,7 +125,12 @@ export async function runRuleTestFile(
       cases.push({ name: testCase.name, where, failures: [], error: error.message });
     }
   }
-  return { file, config: configPath, ...(business.explicit ? { business: business.id } : {}), cases };
+  return {
+    file,
+    config: configPath,
+    ...(loaded.written === 'businesses' ? { business: business.id } : {}),
+    cases,
+  };
 }
 
 async function evaluateCase(

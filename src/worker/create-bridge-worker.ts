@@ -7,6 +7,7 @@ import {
   type RetentionSettings,
   type WorkerSettings,
 } from '../config/config-schema.js';
+import { SINGLE_BUSINESS_ID, SINGLE_BUSINESS_NAMING } from '../events/business-naming.js';
 import { bullmqTelemetry } from '../observe/trace-context.js';
 import { bridgeJobOptions, eventStreamOptions } from '../queue/job-options.js';
 import { createKeyLayout, type KeyLayout } from '../queue/key-layout.js';
@@ -16,17 +17,14 @@ import type { RedisClient } from '../redis/redis-client.js';
 import { type RedisTopology, singleRedis } from '../redis/redis-connection.js';
 import { createShardWorkers } from './adapters/bullmq-workers.js';
 import { WorkerConnections } from './adapters/worker-connections.js';
-import {
-  type BusinessWorkerMetrics,
-  createWorkerMetrics,
-  type WorkerMetrics,
-} from './adapters/worker-metrics.js';
+import { type BusinessWorkerMetrics, createWorkerMetrics } from './adapters/worker-metrics.js';
 import {
   type BusinessStatus,
   BusinessTable,
   type ShardQueues,
   type SharedWorkerParts,
 } from './businesses/business-table.js';
+import { type HeldCount, HeldJobs } from './businesses/held-jobs.js';
 import type { WorkerBusiness } from './businesses/worker-business.js';
 import type { PlatformErrorClassifier } from './failures/classify-failure.js';
 import type { EventRecorder, ForwardPort, PlatformPort, RulesPort } from './ports.js';
@@ -55,32 +53,34 @@ interface CommonWorkerOptions {
   retention?: RetentionSettings;
   logger?: Logger;
   registry?: Registry;
+  /** Metrics labelled by business (default: registered on `registry`, when given). */
+  metrics?: BusinessWorkerMetrics;
   now?: () => Date;
 }
 
-/** A worker of one business (a config without `businesses:`): as before businesses existed. */
+/**
+ * The one business of a config without `businesses:` given by its parts, a shorthand for
+ * `businesses: [{ id: 'default', naming: SINGLE_BUSINESS_NAMING, ... }]`.
+ */
 interface OneBusinessOptions {
   platform: PlatformPort;
   classifyPlatformError: PlatformErrorClassifier;
   forwarder: ForwardPort;
   /** The current rules (hot reload swaps what this returns). */
   rules: () => RulesPort;
-  metrics?: WorkerMetrics;
   /** Set when events are recorded (`record.enabled`): builds the recorder on the command connection. */
   makeRecorder?: (redis: RedisClient, keys: BridgeKeys) => EventRecorder;
-  /** The shadow rules in force (issue 28; undefined while off, hot reload swaps what this returns). */
+  /** The shadow rules in force (undefined while off, hot reload swaps what this returns). */
   shadow?: () => ShadowCandidate | undefined;
   businesses?: undefined;
 }
 
-/** A worker of several businesses (issue 26): each job runs with its business's context. */
-interface ManyBusinessesOptions {
+/** The businesses served: each job runs with the context of the business holding its naming. */
+interface BusinessesOptions {
   businesses: readonly WorkerBusiness[];
-  /** Metrics labelled by business (createWorkerMetrics with byBusiness). */
-  metrics?: BusinessWorkerMetrics;
 }
 
-export type BridgeWorkerOptions = CommonWorkerOptions & (OneBusinessOptions | ManyBusinessesOptions);
+export type BridgeWorkerOptions = CommonWorkerOptions & (OneBusinessOptions | BusinessesOptions);
 
 export type { ShardQueues };
 
@@ -100,8 +100,10 @@ export interface BridgeWorker {
    * tells a stalled worker by it, now that done jobs are not kept in Redis to be counted.
    */
   finishedJobs(): number;
-  /** A worker of several businesses: serve these from now on (hot reload; see BusinessTable). */
+  /** Serve these businesses from now on (hot reload; see BusinessTable). */
   setBusinesses(businesses: readonly WorkerBusiness[]): void;
+  /** The events and timers held for namings no business here holds, by naming tag (held-jobs.ts). */
+  held(): { held: ReadonlyMap<string, HeldCount>; complete: boolean };
   /** Each business served: paused (for how long) and jobs running here. */
   businessStatus(): BusinessStatus[];
   /**
@@ -145,7 +147,9 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
     ttls: storeTtls(retention),
     log,
   };
-  const table = businessTableFor(options, shared);
+  const metrics = options.metrics ?? (options.registry ? createWorkerMetrics(options.registry) : undefined);
+  const held = new HeldJobs(connections.commands, layout.global, queues, log);
+  const table = new BusinessTable(shared, metrics, businessesOf(options), held);
   const workers: Worker[] = [];
   const finished = { count: 0 };
   for (const q of consumed) {
@@ -184,6 +188,8 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
           .catch((error: unknown) => log.error({ err: String(error) }, 'worker stopped unexpectedly'));
       }
       await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+      // Said at start: what waits in Redis for a business this config does not have.
+      void table.recountHeld();
       if (closing === undefined) {
         sweep ??= startRetentionSweep(
           connections.queues,
@@ -198,9 +204,10 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
     },
     finishedJobs: () => finished.count,
     setBusinesses(businesses) {
-      if (!table.many) throw new Error('this worker serves one business: it was built without businesses');
       table.set(businesses);
+      void table.recountHeld();
     },
+    held: () => held.snapshot(),
     businessStatus: () => table.status(),
     close(graceMs = 25_000, redisGone?: AbortSignal) {
       sweep?.stop();
@@ -212,25 +219,21 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
   };
 }
 
-/** The businesses of the options: several, or the one of a worker built as before businesses existed. */
-function businessTableFor(options: BridgeWorkerOptions, shared: SharedWorkerParts): BusinessTable {
-  if (options.businesses !== undefined) {
-    const metrics =
-      options.metrics ??
-      (options.registry ? createWorkerMetrics(options.registry, { byBusiness: true }) : undefined);
-    return new BusinessTable(shared, metrics, true, options.businesses);
-  }
-  const metrics = options.metrics ?? (options.registry ? createWorkerMetrics(options.registry) : undefined);
-  const one: WorkerBusiness = {
-    id: null,
-    platform: options.platform,
-    classifyPlatformError: options.classifyPlatformError,
-    forwarder: options.forwarder,
-    rules: options.rules,
-    ...(options.makeRecorder ? { makeRecorder: options.makeRecorder } : {}),
-    ...(options.shadow ? { shadow: options.shadow } : {}),
-  };
-  return new BusinessTable(shared, metrics, false, [one]);
+/** The businesses of the options: as given, or the one their parts describe. */
+function businessesOf(options: BridgeWorkerOptions): readonly WorkerBusiness[] {
+  if (options.businesses) return options.businesses;
+  return [
+    {
+      id: SINGLE_BUSINESS_ID,
+      naming: SINGLE_BUSINESS_NAMING,
+      platform: options.platform,
+      classifyPlatformError: options.classifyPlatformError,
+      forwarder: options.forwarder,
+      rules: options.rules,
+      ...(options.makeRecorder ? { makeRecorder: options.makeRecorder } : {}),
+      ...(options.shadow ? { shadow: options.shadow } : {}),
+    },
+  ];
 }
 
 /**

@@ -11,8 +11,8 @@ import { sendReply } from './send-reply.js';
 /** What the receiver keeps about a webhook request between its head and its answer. */
 export interface RequestState {
   started: bigint;
-  /** The business whose path it came to (null: the only one). */
-  business: string | null;
+  /** The business whose path it came to. */
+  business: string;
   /** `webhook receive`, when tracing is on. */
   span?: TraceSpan;
 }
@@ -52,10 +52,9 @@ export function createWebhookAnswerer(deps: {
     sendReply(res, reply);
     const state = states.get(req);
     const seconds = state ? Number(process.hrtime.bigint() - state.started) / 1e9 : 0;
-    const business = state?.business ?? null;
-    metrics.observe(reply.outcome, seconds, business);
+    metrics.observe(reply.outcome, seconds, state?.business);
     const fields: WebhookLogFields = {
-      ...(business === null ? {} : { business }),
+      ...(state ? { business: state.business } : {}),
       outcome: reply.outcome,
       status: reply.status,
       ms: Math.round(seconds * 1e4) / 10,

@@ -1,12 +1,14 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { ReceiverBusiness } from '../receiver-options.js';
+import type { ServedBusiness } from '../receiver-options.js';
 
-/** The webhook paths of a bridge that serves several businesses (issue 26), changeable while running. */
+/** The webhook paths of the businesses a receiver serves, changeable while running. */
 export interface BusinessRoutes {
   /** Mounted once (`app.use`): hands a request to its business's webhook route, or on (404). */
   readonly handler: RequestHandler;
   /** Replaces the businesses served: a removed one's path answers 404 from the next request on. */
-  set(businesses: readonly ReceiverBusiness[]): void;
+  set(businesses: readonly ServedBusiness[]): void;
+  /** The webhook path when one business is served (a 404 may name it); null with several. */
+  onlyPath(): string | null;
 }
 
 /**
@@ -15,12 +17,14 @@ export interface BusinessRoutes {
  * Express's default routing does: case-insensitively, and with or without one trailing slash.
  */
 export function createBusinessRoutes(
-  routeFor: (business: ReceiverBusiness) => RequestHandler,
-  businesses: readonly ReceiverBusiness[],
+  routeFor: (business: ServedBusiness) => RequestHandler,
+  businesses: readonly ServedBusiness[],
 ): BusinessRoutes {
   let routes = new Map<string, RequestHandler>();
-  const set = (next: readonly ReceiverBusiness[]) => {
+  let only: string | null = null;
+  const set = (next: readonly ServedBusiness[]) => {
     routes = new Map(next.map((business) => [normalizePath(business.path), routeFor(business)]));
+    only = next.length === 1 ? (next[0] as ServedBusiness).path : null;
   };
   set(businesses);
   return {
@@ -33,6 +37,7 @@ export function createBusinessRoutes(
       route(req, res, next);
     },
     set,
+    onlyPath: () => only,
   };
 }
 

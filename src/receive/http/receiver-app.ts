@@ -1,9 +1,14 @@
 import express, { type Express } from 'express';
 import { Registry } from 'prom-client';
+import type { BusinessNaming } from '../../events/business-naming.js';
 import type { BridgeTracing } from '../../observe/trace-context.js';
 import type { ReceiveEffects } from '../receive-webhook.js';
 import { createReceiverMetrics } from '../receiver-metrics.js';
-import type { ReceiverBusiness, ResolvedReceiverOptions } from '../receiver-options.js';
+import {
+  type ReceiverBusiness,
+  type ResolvedReceiverOptions,
+  servedBusinesses,
+} from '../receiver-options.js';
 import { createSecretVerifier } from '../verify-secret.js';
 import { createWebhookAnswerer, type RequestStates } from './answer-webhook.js';
 import { type BusinessRoutes, createBusinessRoutes } from './business-routes.js';
@@ -17,14 +22,14 @@ export interface ReceiverAppDeps extends HealthRoutesDeps {
     ResolvedReceiverOptions,
     'path' | 'secrets' | 'bodyLimitBytes' | 'businesses' | 'repeatLogIntervalMs'
   >;
-  /** What the webhook policy stores with (receive-webhook.ts), for a business (null: the only one). */
-  effectsFor: (business: string | null) => ReceiveEffects;
+  /** What the webhook policy stores with (receive-webhook.ts), for a business's naming. */
+  effectsFor: (naming: BusinessNaming) => ReceiveEffects;
   tracing: BridgeTracing | undefined;
   /** More routes, mounted before the JSON 404 handler. */
   routes: ((app: Express) => void) | undefined;
 }
 
-/** The receiver's Express app, and (for a receiver of several businesses) a way to change them. */
+/** The receiver's Express app, and a way to change the businesses it serves. */
 export interface ReceiverApp {
   readonly app: Express;
   setBusinesses(businesses: readonly ReceiverBusiness[]): void;
@@ -40,20 +45,19 @@ export interface ReceiverApp {
 export function createReceiverApp(deps: ReceiverAppDeps): ReceiverApp {
   const { settings, log } = deps;
   const states: RequestStates = new WeakMap();
-  const byBusiness = settings.businesses !== undefined;
   const answer = createWebhookAnswerer({
     states,
-    metrics: createReceiverMetrics(deps.metrics ?? new Registry(), { byBusiness }),
+    metrics: createReceiverMetrics(deps.metrics ?? new Registry()),
     log,
     repeatLogIntervalMs: settings.repeatLogIntervalMs,
   });
-  const routeFor = (path: string, secrets: readonly string[], business: string | null) =>
+  const routeFor = (business: Required<ReceiverBusiness>) =>
     createWebhookRoute({
-      path,
-      business,
+      path: business.path,
+      business: business.id,
       bodyLimitBytes: settings.bodyLimitBytes,
-      verify: createSecretVerifier(secrets),
-      effects: deps.effectsFor(business),
+      verify: createSecretVerifier(business.secrets),
+      effects: deps.effectsFor(business.naming),
       tracing: deps.tracing,
       readBody: createBodyReader(settings.bodyLimitBytes),
       states,
@@ -63,25 +67,16 @@ export function createReceiverApp(deps: ReceiverAppDeps): ReceiverApp {
   app.disable('x-powered-by');
   app.set('etag', false);
   mountHealthRoutes(app, deps);
-  let businesses: BusinessRoutes | undefined;
-  if (settings.businesses === undefined) {
-    app.all(settings.path, routeFor(settings.path, settings.secrets ?? [], null));
-  } else {
-    businesses = createBusinessRoutes(
-      (business) => routeFor(business.path, business.secrets, business.id),
-      settings.businesses,
-    );
-    app.use(businesses.handler);
-  }
+  const businesses: BusinessRoutes = createBusinessRoutes(routeFor, settings.businesses);
+  app.use(businesses.handler);
   deps.routes?.(app);
-  app.use(createNotFoundHandler(businesses === undefined ? settings.path : null));
+  // The path is named only when one business is served: several would tell a stranger which.
+  app.use(createNotFoundHandler(() => businesses.onlyPath()));
   app.use(createErrorHandler({ bodyLimitBytes: settings.bodyLimitBytes, states, answer, log }));
   return {
     app,
     setBusinesses(next) {
-      if (businesses === undefined)
-        throw new Error('this receiver serves one business: it was built without businesses');
-      businesses.set(next);
+      businesses.set(servedBusinesses(next));
     },
     flushLogs: () => answer.flush(),
   };

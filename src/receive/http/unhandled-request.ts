@@ -8,8 +8,9 @@ import { JSON_TYPE, sendReply } from './send-reply.js';
  * A JSON 404 for any other path, naming where webhooks go; with several businesses (null), it
  * names none of their paths (they would tell a stranger which businesses the bridge serves).
  */
-export function createNotFoundHandler(webhookPath: string | null) {
+export function createNotFoundHandler(pathNow: () => string | null) {
   return (req: Request, res: Response) => {
+    const webhookPath = pathNow();
     const where =
       webhookPath === null
         ? 'no business of this bridge receives webhooks at this path'

@@ -7,8 +7,8 @@ import type { ReadBody } from './read-webhook-body.js';
 
 export interface WebhookRouteDeps {
   path: string;
-  /** The business this path belongs to (null: the only one). */
-  business: string | null;
+  /** The business this path belongs to. */
+  business: string;
   bodyLimitBytes: number;
   verify: SecretVerifier;
   effects: ReceiveEffects;

@@ -31,24 +31,19 @@ export interface WorkerMetrics {
   shadowEvents: CounterLike<never>;
 }
 
-/** The registered metrics of a bridge of several businesses, each labelled `business` (issue 26). */
+/** The registered metrics, each labelled `business` (`default` for a config without `businesses:`). */
 export interface BusinessWorkerMetrics {
   /** The metrics as one business's worker uses them: every observation gets its `business` label. */
   forBusiness(business: string): WorkerMetrics;
 }
 
 /**
- * The worker's Prometheus metrics, registered on the process's registry. With `byBusiness`, every
- * metric has a `business` label (ids from the config only, so it stays bounded) and the worker
- * reaches them through `forBusiness`; without, the label names are those of earlier versions.
+ * The worker's Prometheus metrics, registered on the process's registry. Every metric has a
+ * `business` label (ids from the config only, so it stays bounded; `default` for the one business
+ * of a config without `businesses:`), and the worker reaches them through `forBusiness`.
  */
-export function createWorkerMetrics(registry: Registry): WorkerMetrics;
-export function createWorkerMetrics(registry: Registry, options: { byBusiness: true }): BusinessWorkerMetrics;
-export function createWorkerMetrics(
-  registry: Registry,
-  options: { byBusiness?: boolean } = {},
-): WorkerMetrics | BusinessWorkerMetrics {
-  const extra = options.byBusiness ? (['business'] as const) : ([] as const);
+export function createWorkerMetrics(registry: Registry): BusinessWorkerMetrics {
+  const extra = ['business'] as const;
   const registers = [registry];
   const metrics = {
     jobs: new Counter({
@@ -126,7 +121,6 @@ export function createWorkerMetrics(
       registers,
     }),
   };
-  if (!options.byBusiness) return metrics;
   const views = new Map<string, WorkerMetrics>();
   return {
     forBusiness(business) {
@@ -134,6 +128,8 @@ export function createWorkerMetrics(
       if (view === undefined) {
         view = businessView(metrics, business);
         views.set(business, view);
+        // The credentials alarm has a sample from the start (0), as alerts and dashboards expect.
+        view.authFailing.set(0);
       }
       return view;
     },

@@ -1,12 +1,12 @@
 import type { Queue } from 'bullmq';
 import { z } from 'zod';
 import { BusinessIdSchema } from '../../events/business-id.js';
+import { jobBusinessField, jobNameOf } from '../../events/business-naming.js';
 import {
   type ConversationEvent,
   ConversationEventSchema,
   EVENT_KINDS,
 } from '../../events/conversation-event.js';
-import { jobNameFor } from '../../queue/event-job.js';
 import type { BridgeKeys } from '../../queue/redis-keys.js';
 import { burstDueAt, messageTime } from '../../rules/burst.js';
 import type { BurstRule } from './burst-store.js';
@@ -63,7 +63,7 @@ export async function scheduleBursts(
     const data: BurstJobData = {
       kind: 'burst',
       burstId,
-      ...(keys.business !== null ? { business: keys.business } : {}),
+      ...jobBusinessField(keys.naming),
       conversationId: event.conversationId ?? '',
       rule,
       debounceMs: settings.debounceMs,
@@ -72,6 +72,6 @@ export async function scheduleBursts(
       event,
     };
     const delay = Math.max(0, burstDueAt(settings, at, at) - now);
-    await queue.add(jobNameFor('burst', keys.business), data, { jobId: burstId, delay });
+    await queue.add(jobNameOf('burst', keys.naming), data, { jobId: burstId, delay });
   }
 }

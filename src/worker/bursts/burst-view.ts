@@ -1,3 +1,4 @@
+import { tagOfJob } from '../../events/business-naming.js';
 import type { ConversationEvent } from '../../events/conversation-event.js';
 import type { BridgeKeys } from '../../queue/redis-keys.js';
 import type { RedisClient } from '../../redis/redis-client.js';
@@ -34,7 +35,7 @@ export async function burstTimerView(
   const parsed = BurstJobDataSchema.safeParse(raw);
   if (!parsed.success) return undefined;
   const data = parsed.data;
-  if ((data.business ?? null) !== keys.business) return undefined;
+  if (tagOfJob(data.business) !== keys.naming.tag) return undefined;
   if (options.conversationId !== undefined && data.conversationId !== options.conversationId)
     return undefined;
   const registration = parseBurstRegistration(

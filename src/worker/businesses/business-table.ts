@@ -1,7 +1,7 @@
 import { DelayedError, type Job, type Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type { WorkerSettings } from '../../config/config-schema.js';
-import { BUSINESS_ID_PATTERN } from '../../events/business-id.js';
+import { SINGLE_BUSINESS_ID, tagOfJob } from '../../events/business-naming.js';
 import type { KeyLayout } from '../../queue/key-layout.js';
 import type { RedisClient } from '../../redis/redis-client.js';
 import type { BusinessWorkerMetrics, WorkerMetrics } from '../adapters/worker-metrics.js';
@@ -20,6 +20,7 @@ import type { BatchDeps, EventProcessorDeps } from '../processor/processor-deps.
 import { createShadowObserver, type ShadowObserver } from '../shadow/shadow-observer.js';
 import type { StoreTtls } from '../store-ttls.js';
 import { createTimerScheduler } from '../timers/timers.js';
+import { describeHeldCount, type HeldJobs } from './held-jobs.js';
 import type { WorkerBusiness } from './worker-business.js';
 
 /** The queues of one shard this process works on. */
@@ -49,12 +50,12 @@ export interface SharedWorkerParts {
 interface BusinessContext {
   readonly business: WorkerBusiness;
   readonly deps: ReadonlyMap<number, EventProcessorDeps>;
-  readonly gate: BusinessGate | undefined;
+  readonly gate: BusinessGate;
 }
 
 /** A business's state as `/readyz` reports it. */
 export interface BusinessStatus {
-  id: string | null;
+  id: string;
   pausedForMs: number;
   /** Why it is paused (null when it is not). */
   pauseReason: PauseReason | null;
@@ -63,17 +64,21 @@ export interface BusinessStatus {
 
 /**
  * The businesses a worker serves, and the processors that run each job with its business's
- * context (issue 26). A bridge of one business has one context (id null) and no gate: its jobs run
- * exactly as before. With several, each job names its business (`data.business`); a business
- * removed by a hot reload keeps its context until this process ends (its queued events finish),
- * and the job of a business this process does not know waits in the delayed set, never dropped.
+ * context. Every config is a table of businesses (a config without `businesses:` is a table of
+ * one); a job names its business by its naming (`data.business`, events/business-naming.ts), so
+ * the jobs of the single-business naming (written without `business`, as earlier releases did) run
+ * with whichever business holds that naming now. A business removed by a hot reload keeps its
+ * context until this process ends (its queued events finish), and the job of a naming no business
+ * here holds waits in the delayed set, never dropped, and is said (held-jobs.ts).
  */
 export class BusinessTable {
-  private readonly contexts = new Map<string | null, BusinessContext>();
-  private readonly retired = new Map<string | null, BusinessContext>();
+  /** By business id. */
+  private readonly contexts = new Map<string, BusinessContext>();
+  /** By naming tag: the businesses a reload removed (or renamed), kept for their queued jobs. */
+  private readonly retired = new Map<string, BusinessContext>();
+  /** By naming tag: who runs the jobs of that naming now. */
+  private readonly byTag = new Map<string, BusinessContext>();
   private readonly gates = new Map<string, BusinessGate>();
-  /** Jobs whose events wait for a business not served yet, woken when it is added. */
-  private readonly awaited = new Map<string, (() => void)[]>();
   /** Per shard, what a batch's events are run with (rebuilt when the businesses change). */
   private readonly batches = new Map<number, BatchDeps>();
   private readonly warnedAt = new Map<string, number>();
@@ -82,10 +87,10 @@ export class BusinessTable {
 
   constructor(
     private readonly shared: SharedWorkerParts,
-    private readonly metrics: WorkerMetrics | BusinessWorkerMetrics | undefined,
-    /** Several businesses (gates, labels, business ids in jobs), or one as before. */
-    readonly many: boolean,
+    private readonly metrics: BusinessWorkerMetrics | undefined,
     businesses: readonly WorkerBusiness[],
+    /** Jobs held for a naming no business here holds: recorded, counted, and run once one does. */
+    private readonly held: HeldJobs,
   ) {
     this.set(businesses);
   }
@@ -93,20 +98,23 @@ export class BusinessTable {
   /** Serves these businesses from now on; the ones left out are retired (see the class comment). */
   set(businesses: readonly WorkerBusiness[]): void {
     const next = new Map(businesses.map((business) => [business.id, this.contextFor(business)]));
-    for (const [id, context] of this.contexts) if (!next.has(id)) this.retired.set(id, context);
-    for (const id of next.keys()) this.retired.delete(id);
-    this.contexts.clear();
-    for (const [id, context] of next) this.contexts.set(id, context);
-    // A lone business has no one to leave slots to; with several, a quarter stays for the others.
-    for (const context of next.values())
-      if (context.gate) context.gate.ceiling = context.gate.ceilingAmong(next.size);
-    this.batches.clear();
-    // Jobs that waited for a business this process did not serve go now that it does.
-    for (const id of next.keys()) {
-      if (id === null) continue;
-      for (const wake of this.awaited.get(id) ?? []) wake();
-      this.awaited.delete(id);
+    for (const context of this.contexts.values()) {
+      const tag = context.business.naming.tag;
+      const now = next.get(context.business.id);
+      if (now === undefined || now.business.naming.tag !== tag) this.retired.set(tag, context);
     }
+    this.contexts.clear();
+    this.byTag.clear();
+    for (const [id, context] of next) {
+      this.contexts.set(id, context);
+      this.byTag.set(context.business.naming.tag, context);
+      this.retired.delete(context.business.naming.tag);
+    }
+    // Alone, a business has no one to leave slots to nor to be isolated from (business-gate.ts).
+    for (const context of next.values()) context.gate.serving(next.size);
+    this.batches.clear();
+    // Jobs held for a naming a business now holds run at once, whichever process held them.
+    this.held.serve([...this.byTag.keys()]);
   }
 
   processEvent(job: Job, token: string | undefined, shard: number): Promise<EventJobResult> {
@@ -114,11 +122,11 @@ export class BusinessTable {
   }
 
   async processTimer(job: Job, token: string | undefined, shard: number): Promise<TimerJobResult> {
-    const context = this.resolve(job);
+    const tag = tagOfJob(businessOf(job));
+    const context = this.contextOf(tag);
     const deps = context?.deps.get(shard);
-    if (context === undefined || deps === undefined) return this.waitForBusiness(job, token);
+    if (context === undefined || deps === undefined) return this.waitForBusiness(job, token, tag);
     const gate = context.gate;
-    if (gate === undefined) return processTimerJob(job, token, deps);
     if (gate.isPaused()) {
       await job.moveToDelayed(gate.pausedUntil, token);
       throw new DelayedError();
@@ -133,12 +141,10 @@ export class BusinessTable {
     }
   }
 
-  /** The metrics a job is counted on (its business's view with several businesses). */
+  /** The metrics a job is counted on: its business's (a batch: its first event's). */
   metricsOf(job: Job | undefined): WorkerMetrics | undefined {
-    if (this.metrics === undefined) return undefined;
-    if (!('forBusiness' in this.metrics)) return this.metrics;
-    const business = businessOf(job);
-    return typeof business === 'string' ? this.metrics.forBusiness(business) : undefined;
+    const context = this.contextOf(tagOfJob(businessOf(job)));
+    return context === undefined ? undefined : this.viewFor(context.business.id);
   }
 
   /** Writes the shadow rules counts still in memory (the worker's close, before its connections go). */
@@ -150,84 +156,100 @@ export class BusinessTable {
     const now = Date.now();
     return [...this.contexts.values()].map(({ business, gate }) => ({
       id: business.id,
-      pausedForMs: gate ? Math.max(0, gate.pausedUntil - now) : 0,
-      pauseReason: gate && gate.pausedUntil > now ? gate.pauseReason : null,
-      running: gate?.running ?? 0,
+      pausedForMs: Math.max(0, gate.pausedUntil - now),
+      pauseReason: gate.pausedUntil > now ? gate.pauseReason : null,
+      running: gate.running,
     }));
+  }
+
+  /**
+   * Counts what the queues hold for namings no business here holds, and says it: a count and the
+   * one fix per naming (at start, and after a reload). A failure to count is logged, never thrown.
+   */
+  async recountHeld(): Promise<void> {
+    const served = new Set([...this.byTag.keys(), ...this.retired.keys()]);
+    try {
+      const held = await this.held.recount(served);
+      const { complete } = this.held.snapshot();
+      for (const [tag, count] of held) {
+        this.shared.log.warn(
+          { heldFor: heldName(tag), events: count.events, timers: count.timers },
+          `${complete ? '' : 'at least '}${describeHeldCount(count)} of ${heldName(tag)} wait in Redis, held: this config has no such business. Nothing is dropped; to run them, ${heldFix(tag)}`,
+        );
+      }
+    } catch (error) {
+      this.shared.log.warn(
+        { err: String(error) },
+        'could not count the jobs held for businesses this config does not have',
+      );
+    }
+  }
+
+  /** Who runs the jobs of a naming: the business holding it, or one a reload removed. */
+  private contextOf(tag: string): BusinessContext | undefined {
+    return this.byTag.get(tag) ?? this.retired.get(tag);
   }
 
   /** What a shard's batches run with: each event's business context, gate, and what they share. */
   private batchDepsFor(shard: number): BatchDeps {
     let made = this.batches.get(shard);
     if (made === undefined) {
-      const contextOf = (business: string | null) =>
-        (business !== null) !== this.many
-          ? undefined
-          : (this.contexts.get(business) ?? this.retired.get(business));
-      const any = [...this.contexts.values()][0]?.deps.get(shard);
-      const sharedLayout = this.shared.layout.forBusiness(null);
+      const { redis, layout, consumed, ttls } = this.shared;
+      const queues = consumed.find((q) => q.shard.index === shard) ?? (consumed[0] as ShardQueues);
       made = {
-        // Only the queues, Redis, slots, settings, log and the event keys of the shard are read from
-        // it (every business's events share them).
         shared: {
-          ...(any as EventProcessorDeps),
-          keys: (sharedLayout.all[shard] ?? sharedLayout.all[0])?.keys ?? sharedLayout.global,
+          redis,
+          // The shard's event keys are the same for every naming.
+          keys: (layout.all[shard] ?? layout.all[0])?.keys ?? layout.global,
+          eventsQueue: queues.events,
+          ttls,
         },
-        of: (business) => contextOf(business)?.deps.get(shard),
-        gateOf: (business) => contextOf(business)?.gate,
-        onBusinessAdded: (business, wake) => {
-          const list = this.awaited.get(business) ?? [];
-          if (list.length < 10_000) list.push(wake);
-          this.awaited.set(business, list);
-        },
+        of: (tag) => this.contextOf(tag)?.deps.get(shard),
+        gateOf: (tag) => this.contextOf(tag)?.gate,
+        hold: (job, tags) => this.holdEvents(job, tags),
       };
       this.batches.set(shard, made);
     }
     return made;
   }
 
-  /** The context of a timer job's business. */
-  private resolve(job: Job): BusinessContext | undefined {
-    const raw = businessOf(job);
-    const id = typeof raw === 'string' ? raw : null;
-    // A job of the other kind (with a business in a bridge of one, or without in a bridge of
-    // several) belongs to no business served here.
-    if ((id !== null) !== this.many) return undefined;
-    return this.contexts.get(id) ?? this.retired.get(id);
+  /** A batch with events of namings no business here holds: recorded, and said once a minute per naming. */
+  private async holdEvents(job: Job, tags: readonly string[]): Promise<void> {
+    for (const tag of tags) {
+      this.warnHeld(tag, job.id, 'events');
+      await this.held.hold(tag, 'events', job);
+    }
   }
 
-  /** A timer of a business not served here waits in the delayed set, woken when the business is added. */
-  private async waitForBusiness(job: Job, token: string | undefined): Promise<never> {
-    const raw = businessOf(job);
-    const name = typeof raw === 'string' ? `business "${raw}"` : 'no business (a bridge of one business)';
-    const now = Date.now();
-    if (now - (this.warnedAt.get(name) ?? 0) > 60_000) {
-      this.warnedAt.set(name, now);
-      this.shared.log.warn(
-        { jobId: job.id, business: typeof raw === 'string' ? raw : null },
-        `a timer of ${name} is waiting: this bridge does not serve it. It is kept, not dropped, and looked at again every ${UNKNOWN_BUSINESS_RECHECK_MS / 60_000} min: add the business to the config`,
-      );
-    }
-    await job.moveToDelayed(now + UNKNOWN_BUSINESS_RECHECK_MS, token);
-    if (typeof raw === 'string' && BUSINESS_ID_PATTERN.test(raw)) {
-      this.batchDepsFor(0).onBusinessAdded(raw, () => void job.promote().catch(() => undefined));
-    }
+  /** A timer of a naming no business here holds waits in the delayed set until one does. */
+  private async waitForBusiness(job: Job, token: string | undefined, tag: string): Promise<never> {
+    this.warnHeld(tag, job.id, 'timers');
+    await job.moveToDelayed(Date.now() + UNKNOWN_BUSINESS_RECHECK_MS, token);
+    await this.held.hold(tag, 'timers', job);
     throw new DelayedError();
+  }
+
+  private warnHeld(tag: string, jobId: string | undefined, queue: 'events' | 'timers'): void {
+    const now = Date.now();
+    const key = `${queue}\u0000${tag}`;
+    if (now - (this.warnedAt.get(key) ?? 0) <= 60_000) return;
+    this.warnedAt.set(key, now);
+    this.shared.log.warn(
+      { jobId, heldFor: heldName(tag) },
+      `${queue === 'events' ? 'events' : 'a timer'} of ${heldName(tag)} held: this bridge's config has no such business. They are kept, not dropped, and run at once when it has: ${heldFix(tag)}`,
+    );
   }
 
   private contextFor(business: WorkerBusiness): BusinessContext {
     const { shared } = this;
-    const id = business.id;
-    const layout = shared.layout.forBusiness(id);
+    const { id, naming } = business;
+    const layout = shared.layout.forNaming(naming);
     const metrics = this.viewFor(id);
-    let gate: BusinessGate | undefined;
-    if (this.many && id !== null) {
-      gate =
-        this.gates.get(id) ??
-        new BusinessGate(id, shared.settings.businessConcurrency, shared.settings.concurrency);
-      this.gates.set(id, gate);
-    }
-    const log = id === null ? shared.log : shared.log.child({ business: id });
+    const gate =
+      this.gates.get(id) ??
+      new BusinessGate(id, shared.settings.businessConcurrency, shared.settings.concurrency);
+    this.gates.set(id, gate);
+    const log = shared.log.child({ business: id });
     const recorder = business.makeRecorder?.(shared.redis, layout.global);
     const shadow = business.shadow
       ? createShadowObserver({
@@ -269,19 +291,20 @@ export class BusinessTable {
           redis: shared.redis,
           keys: layout.global,
           deadLetterSeconds: shared.ttls.deadLetterSeconds,
-          // A 429 or a credentials failure of a bridge of one business pauses every shard: they
-          // all call the same platform. With several, only this business pauses (its gate).
+          // A 429 or a credentials failure pauses this business alone when others share the
+          // process (its gate); a business served alone pauses every shard's queues: they all
+          // call its platform.
           queues: shared.allQueues,
           settings: shared.settings,
           log,
           onPause: (reason) => {
             metrics?.pauses.inc({ reason });
             // The credentials alarm as a metric: 1 from the first 401/403 until a platform call
-            // succeeds again (compose-worker.ts sets it back to 0). Found unset by the fault suite.
+            // succeeds again (compose-worker.ts sets it back to 0).
             if (reason === 'auth') metrics?.authFailing.set(1);
           },
           onDeadLetter: (entry) => metrics?.deadLetters.inc({ queue: entry.queue, code: entry.code }),
-          ...(gate ? { pauseBusiness: (ms: number, reason: PauseReason) => gate.pause(ms, reason) } : {}),
+          pauseBusiness: (ms: number, reason: PauseReason) => gate.pauseAmongOthers(ms, reason),
         },
         log,
         ...(recorder ? { recorder } : {}),
@@ -291,11 +314,21 @@ export class BusinessTable {
     return { business, deps, gate };
   }
 
-  private viewFor(id: string | null): WorkerMetrics | undefined {
-    if (this.metrics === undefined) return undefined;
-    if ('forBusiness' in this.metrics) return id === null ? undefined : this.metrics.forBusiness(id);
-    return this.metrics;
+  private viewFor(id: string): WorkerMetrics | undefined {
+    return this.metrics?.forBusiness(id);
   }
+}
+
+/** Who a naming tag's held jobs belong to, in words. */
+function heldName(tag: string): string {
+  return tag === '' ? 'the single business (a config without businesses:)' : `business "${tag}"`;
+}
+
+/** The one fix for jobs held for a naming. */
+export function heldFix(tag: string): string {
+  return tag === ''
+    ? `give one business takes_over: ${SINGLE_BUSINESS_ID} (the one that was the single business), or go back to a config without businesses:`
+    : `add business ${tag} back to the config (a hot reload runs them at once)`;
 }
 
 function businessOf(job: Job | undefined): unknown {

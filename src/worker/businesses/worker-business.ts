@@ -1,3 +1,4 @@
+import type { BusinessNaming } from '../../events/business-naming.js';
 import type { BridgeKeys } from '../../queue/redis-keys.js';
 import type { RedisClient } from '../../redis/redis-client.js';
 import type { PlatformErrorClassifier } from '../failures/classify-failure.js';
@@ -5,13 +6,15 @@ import type { EventRecorder, ForwardPort, PlatformPort, RulesPort } from '../por
 import type { ShadowCandidate } from '../shadow/shadow-observer.js';
 
 /**
- * What the worker runs one business's jobs with (issue 26): its platform (with its own
- * credentials and base URL), its rules, its CRM destinations and, when it records events, its
- * recorder. A bridge of one business has one of these with id null.
+ * What the worker runs one business's jobs with: its platform (with its own credentials and base
+ * URL), its rules, its CRM destinations and, when it records events, its recorder. A config without
+ * `businesses:` is one of these, `default`, of the single-business naming.
  */
 export interface WorkerBusiness {
-  /** Its id; null: the one business of a config without `businesses:` (keys and metrics as before). */
-  readonly id: string | null;
+  /** Its id (the `business` label of its metrics and logs). */
+  readonly id: string;
+  /** How its data is named: which keys it reads and writes, which jobs it runs. */
+  readonly naming: BusinessNaming;
   readonly platform: PlatformPort;
   readonly classifyPlatformError: PlatformErrorClassifier;
   readonly forwarder: ForwardPort;

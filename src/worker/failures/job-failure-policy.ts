@@ -33,10 +33,10 @@ export interface FailurePolicyDeps {
   log: Logger;
   onPause?: (reason: 'rate-limited' | 'auth', ms: number) => void;
   /**
-   * Set in a bridge of several businesses (issue 26): a 429 or a refusal of the credentials pauses
-   * this business only (its jobs wait, delayed, until then), never the queues the others share.
+   * Pauses this business alone when others share the process (its jobs wait, delayed, until then),
+   * never the queues the others share; false when it is served alone (the queues pause).
    */
-  pauseBusiness?: (ms: number, reason: PauseReason) => void;
+  pauseBusiness?: (ms: number, reason: PauseReason) => boolean;
   onDeadLetter?: (entry: DeadLetter) => void;
 }
 
@@ -71,10 +71,7 @@ export class BusinessPaused extends Error {
 export type PauseReason = 'rate-limited' | 'auth';
 
 async function pause(deps: FailurePolicyDeps, ms: number, reason: PauseReason): Promise<Error> {
-  if (deps.pauseBusiness) {
-    deps.pauseBusiness(ms, reason);
-    return new BusinessPaused(ms);
-  }
+  if (deps.pauseBusiness?.(ms, reason)) return new BusinessPaused(ms);
   await Promise.all(deps.queues.map((queue) => queue.rateLimit(ms)));
   return new RateLimitError();
 }

@@ -7,7 +7,9 @@ import type { PauseReason } from '../failures/job-failure-policy.js';
 export const STALLED_AFTER_MS = 500;
 
 /**
- * Isolation of one business from the others in a bridge that serves several (issue 26). The
+ * Isolation of one business from the others in a bridge that serves several. Every business has
+ * one; while it is served alone there is no one to isolate it from (`isolates` false): its events
+ * take the slots first come, first served, and a 429 pauses the queues as BullMQ does. The
  * businesses share the queues and the batches (a BullMQ worker per business would cost about
  * 230 KB and a Redis connection each, far too much for 200 businesses; a batch per business would
  * make each event of a spread load its own batch), so what BullMQ does per queue is done here per
@@ -35,6 +37,8 @@ export class BusinessGate {
 
   /** Most of its events that run here at once even when no other business waits. */
   ceiling: number;
+  /** Other businesses share this process: pauses, fair share and stalls are this business's own. */
+  isolates = true;
 
   constructor(
     readonly id: string,
@@ -50,6 +54,22 @@ export class BusinessGate {
   ceilingAmong(businesses: number): number {
     if (businesses <= 1) return this.slots;
     return Math.max(this.cap, this.slots - Math.max(1, Math.floor(this.slots / 4)));
+  }
+
+  /** The table serves `businesses` businesses now (set when it changes). */
+  serving(businesses: number): void {
+    this.ceiling = this.ceilingAmong(businesses);
+    this.isolates = businesses > 1;
+  }
+
+  /**
+   * A 429 or refused credentials of this business: paused alone when others share the process
+   * (true); false when it is served alone, and the caller pauses the queues instead.
+   */
+  pauseAmongOthers(ms: number, reason: PauseReason): boolean {
+    if (!this.isolates) return false;
+    this.pause(ms, reason);
+    return true;
   }
 
   pause(ms: number, reason: PauseReason, now = Date.now()): void {

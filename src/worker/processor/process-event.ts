@@ -1,5 +1,6 @@
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import { describeIssuePaths } from '../../base/issue-paths.js';
+import { tagOfJob } from '../../events/business-naming.js';
 import { traceEventRun } from '../../observe/trace-context.js';
 import { type BatchedEvent, type EventBatchData, EventBatchDataSchema } from '../../queue/event-job.js';
 import { eventId, orderMember } from '../../queue/redis-keys.js';
@@ -11,7 +12,7 @@ import type { BusinessGate } from './business-gate.js';
 import { GAVE_UP } from './event-slots.js';
 import { checkOrderGate, GHOST_GRACE_MS, leaveOrder, ORDER_RECHECK_MS } from './order-gate.js';
 import { type PrepareOutcome, prepareEvents } from './prepare-run.js';
-import type { BatchDeps, EventProcessorDeps } from './processor-deps.js';
+import type { BatchDeps, BatchShared, EventProcessorDeps } from './processor-deps.js';
 import { type EventRunResult, runEvent } from './run-event.js';
 
 export interface EventJobResult {
@@ -101,7 +102,7 @@ const NO_ROOM = Symbol('no room');
 type Held =
   | { kind: 'paused'; item: BatchedEvent; until: number }
   | { kind: 'room'; item: BatchedEvent; gate: BusinessGate }
-  | { kind: 'unknown'; item: BatchedEvent; business: string | null };
+  | { kind: 'unknown'; item: BatchedEvent; tag: string };
 
 type GroupOutcome = { kind: 'done' } | { kind: 'waiting'; item: BatchedEvent } | Held | EventRunFailed;
 
@@ -134,8 +135,8 @@ class EventBatch {
   retryInMs: number | undefined;
   deadLettered = 0;
 
-  /** What every event of the batch shares (queues, Redis, settings). */
-  readonly deps: EventProcessorDeps;
+  /** What every event of the batch shares (its events queue, Redis, event keys, expiries). */
+  readonly deps: BatchShared;
 
   constructor(
     readonly job: Job,
@@ -165,9 +166,18 @@ class EventBatch {
     return orderMember(this.jobId, item.event.key);
   }
 
-  /** The context of an event's business (undefined: not served here; holdOf says so first). */
+  /**
+   * The context of the business holding an event's naming. Only events that `holdOf` let through
+   * get here: one of a naming no business holds is held before anything runs for it.
+   */
   depsOf(item: BatchedEvent): EventProcessorDeps {
-    return this.batchDeps.of(item.business ?? null) ?? this.deps;
+    const deps = this.batchDeps.of(tagOfJob(item.business));
+    if (deps === undefined) {
+      throw new Error(
+        `event ${item.event.key}: no business here holds its naming, and it was not held back first (a bug: holdOf decides before an event is prepared)`,
+      );
+    }
+    return deps;
   }
 
   prepare(list: readonly BatchedEvent[]): Promise<PrepareOutcome[]> {
@@ -190,32 +200,18 @@ class EventBatch {
 
   /** Why an event's business holds it back before anything is read for it, if it does. */
   holdOf(item: BatchedEvent): Held | undefined {
-    const business = item.business ?? null;
-    if (this.batchDeps.of(business) === undefined) return { kind: 'unknown', item, business };
-    const gate = this.batchDeps.gateOf(business);
+    const tag = tagOfJob(item.business);
+    if (this.batchDeps.of(tag) === undefined) return { kind: 'unknown', item, tag };
+    const gate = this.batchDeps.gateOf(tag);
     if (gate?.isPaused()) return { kind: 'paused', item, until: gate.pausedUntil };
     return undefined;
   }
 
-  /** A job with events of a business not served here: logged, and woken when the business is added. */
-  waitForBusiness(business: string | null, wake: () => void): void {
-    this.deps.log.warn(
-      { jobId: this.jobId, business },
-      business === null
-        ? 'a batch holds events of no business, and this bridge serves several: they are kept, not dropped; run a bridge of one business (a config without businesses:) to process them'
-        : `a batch holds events of business "${business}", which this bridge does not serve: they are kept, not dropped, and looked at again every ${UNKNOWN_BUSINESS_RECHECK_MS / 60_000} min; add the business to the config to process them`,
-    );
-    if (business !== null) this.batchDeps.onBusinessAdded(business, wake);
-  }
-
-  /** The batch's events by conversation (of a business: the same id in two businesses is two), in the batch's order. */
+  /** The batch's events by conversation (of a naming: the same id in two businesses is two), in the batch's order. */
   byConversation(): Map<string, BatchedEvent[]> {
     const groups = new Map<string, BatchedEvent[]>();
     for (const item of this.items) {
-      const c =
-        item.business === undefined
-          ? (item.event.conversationId ?? '')
-          : `${item.business}\u0000${item.event.conversationId ?? ''}`;
+      const c = `${tagOfJob(item.business)}\u0000${item.event.conversationId ?? ''}`;
       const group = groups.get(c);
       if (group) group.push(item);
       else groups.set(c, [item]);
@@ -229,7 +225,7 @@ class EventBatch {
     preparedOf: Map<BatchedEvent, PrepareOutcome | undefined>,
   ): Promise<GroupOutcome> {
     const deps = this.depsOf(group[0] as BatchedEvent);
-    const gate = this.batchDeps.gateOf((group[0] as BatchedEvent).business ?? null);
+    const gate = this.batchDeps.gateOf(tagOfJob((group[0] as BatchedEvent).business));
     for (const item of group) {
       let outcome = preparedOf.get(item);
       // Chained behind an earlier event of this batch (which has just left): look again.
@@ -271,7 +267,8 @@ class EventBatch {
     gate: BusinessGate | undefined,
     task: () => Promise<T>,
   ): Promise<T | typeof NO_ROOM> {
-    if (gate === undefined) return deps.slots.run(task);
+    // Served alone, a business's events take the slots first come, first served.
+    if (gate === undefined || !gate.isolates) return deps.slots.run(task);
     const own = this.ownOf(gate);
     if (own.count === 0 && gate.isStalled()) return NO_ROOM;
     own.count += 1;
@@ -375,7 +372,10 @@ async function settleFailedRuns(batch: EventBatch, runFailures: readonly EventRu
 
 /** How long a job held for room in its business's fair share sleeps unless woken first. */
 const ROOM_RECHECK_MS = 10_000;
-/** How long a job with events of a business this worker does not serve sleeps before it looks again. */
+/**
+ * How long a job with events of a naming no business here holds sleeps before it looks again: a
+ * safety net only, since it is promoted as soon as a business holds the naming (held-jobs.ts).
+ */
 export const UNKNOWN_BUSINESS_RECHECK_MS = 5 * 60_000;
 
 /**
@@ -408,10 +408,12 @@ async function park(
   }
   await job.moveToDelayed(now + delay, token);
   const wake = () => void job.promote().catch(() => undefined);
+  const unknown = new Set<string>();
   for (const hold of held) {
     if (hold.kind === 'room') hold.gate.onRoom(wake);
-    else if (hold.kind === 'unknown') batch.waitForBusiness(hold.business, wake);
+    else if (hold.kind === 'unknown') unknown.add(hold.tag);
   }
+  if (unknown.size > 0) await batch.batchDeps.hold(job, [...unknown]);
   // A head may have left between the check and the park: look once more, and if it is our
   // turn now, promote ourselves instead of sleeping a full recheck period.
   const kinds =

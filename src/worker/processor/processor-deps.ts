@@ -1,4 +1,4 @@
-import type { Queue } from 'bullmq';
+import type { Job, Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type { WorkerSettings } from '../../config/config-schema.js';
 import type { BridgeKeys } from '../../queue/redis-keys.js';
@@ -58,29 +58,32 @@ export interface EventProcessorDeps {
 }
 
 /**
- * The processor contexts of one shard's batch (issue 26): a batch may hold the events of several
- * businesses, each run with its business's context. A bridge of one business has one (`of(null)`).
+ * What every event of one shard's batch shares, whatever its business: Redis, the shard's events
+ * queue, its event keys (dedupe markers, run state, arrival; the same for every naming) and the
+ * expiries of the keys the runs write.
  */
-export interface BatchDeps {
-  /** What every event of the batch shares: the queues, Redis, slots, settings, log. */
-  readonly shared: EventProcessorDeps;
-  /** The context of a business's events; undefined when this worker does not serve the business. */
-  of(business: string | null): EventProcessorDeps | undefined;
-  /** The business's gate (pauses, fair share) in a bridge of several businesses; undefined otherwise. */
-  gateOf(business: string | null): BusinessGate | undefined;
-  /**
-   * A job whose events wait for a business this worker does not serve: `wake` promotes it once the
-   * business is added (hot reload).
-   */
-  onBusinessAdded(business: string, wake: () => void): void;
+export interface BatchShared {
+  readonly redis: RedisClient;
+  readonly keys: BridgeKeys;
+  readonly eventsQueue: Queue;
+  readonly ttls: StoreTtls;
 }
 
-/** The batch contexts of a bridge of one business. */
-export function oneBusiness(deps: EventProcessorDeps): BatchDeps {
-  return {
-    shared: deps,
-    of: (business) => (business === null ? deps : undefined),
-    gateOf: () => undefined,
-    onBusinessAdded: () => undefined,
-  };
+/**
+ * The processor contexts of one shard's batch: a batch may hold the events of several businesses,
+ * each run with the context of the business that holds its naming (by the naming's tag,
+ * events/business-naming.ts).
+ */
+export interface BatchDeps {
+  /** What every event of the batch shares, whatever its business. */
+  readonly shared: BatchShared;
+  /** The context of a naming's events; undefined when no business here holds the naming. */
+  of(tag: string): EventProcessorDeps | undefined;
+  /** The gate (pauses, fair share) of the business holding a naming. */
+  gateOf(tag: string): BusinessGate | undefined;
+  /**
+   * A job parks with events of namings no business here holds: it is recorded, said, and promoted
+   * once a business holds one of them (held-jobs.ts).
+   */
+  hold(job: Job, tags: readonly string[]): Promise<void>;
 }

@@ -1,4 +1,5 @@
 import type { Queue } from 'bullmq';
+import { tagOfJob } from '../../events/business-naming.js';
 import type { ConversationEvent } from '../../events/conversation-event.js';
 import type { BridgeKeys } from '../../queue/redis-keys.js';
 import type { RedisClient } from '../../redis/redis-client.js';
@@ -74,8 +75,8 @@ export async function listConversationClocks(
     const parsed = TimerJobDataSchema.safeParse(job?.data);
     if (!parsed.success) continue;
     const data = parsed.data;
-    // The timers queue is shared by the businesses of a bridge of several (issue 26): these keys' only.
-    if ((data.business ?? null) !== keys.business) continue;
+    // The timers queue is shared by every business: the timers of these keys' naming only.
+    if (tagOfJob(data.business) !== keys.naming.tag) continue;
     if (options.conversationId !== undefined && data.conversationId !== options.conversationId) continue;
     const entry = byConversation.get(data.conversationId) ?? { timers: [], channel: data.event.channel };
     byConversation.set(data.conversationId, entry);

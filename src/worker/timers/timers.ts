@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import type { Queue } from 'bullmq';
 import { z } from 'zod';
 import { BusinessIdSchema } from '../../events/business-id.js';
+import { jobBusinessField, jobNameOf } from '../../events/business-naming.js';
 import { ConversationEventSchema, EVENT_KINDS } from '../../events/conversation-event.js';
-import { jobNameFor } from '../../queue/event-job.js';
 import type { BridgeKeys } from '../../queue/redis-keys.js';
 import type { RedisClient } from '../../redis/redis-client.js';
 import { defineRedisScript } from '../../redis/redis-script.js';
@@ -106,7 +106,7 @@ export function createTimerScheduler(
       await input.onRegistered?.();
       const data: TimerJobData = {
         timerId: input.timerId,
-        ...(keys.business !== null ? { business: keys.business } : {}),
+        ...jobBusinessField(keys.naming),
         conversationId: input.conversationId,
         rule: input.rule,
         unless: input.unless.filter((k): k is TimerJobData['unless'][number] =>
@@ -120,7 +120,7 @@ export function createTimerScheduler(
         ...(input.trigger !== undefined ? { trigger: input.trigger } : {}),
       };
       // The job id is the timer's: adding it again while the job exists (a resumed run) is a no-op.
-      await queue.add(jobNameFor('timer', keys.business), data, { jobId: input.timerId, delay: delayMs });
+      await queue.add(jobNameOf('timer', keys.naming), data, { jobId: input.timerId, delay: delayMs });
       return 'scheduled';
     },
   };

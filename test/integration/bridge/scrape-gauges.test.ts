@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../src/base/wait-for.js';
 import { registerQueueGauges } from '../../../src/bridge/queue-gauges.js';
 import { registerRedisGauges } from '../../../src/bridge/redis-gauges.js';
+import { businessNaming, SINGLE_BUSINESS_NAMING } from '../../../src/events/business-naming.js';
 import { createKeyLayout } from '../../../src/queue/key-layout.js';
 import { findFreePort, type RedisServerHandle } from '../../../src/redis/start-redis-server.js';
 import {
@@ -32,6 +33,9 @@ async function samples(registry: Registry, name: string) {
   const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === name);
   return (metric?.values ?? []).map((value) => ({ labels: value.labels, value: value.value }));
 }
+
+/** The business of a config without `businesses:`. */
+const SINGLE = [{ id: 'default', naming: SINGLE_BUSINESS_NAMING }];
 
 describe('the gauges read when Prometheus scrapes', () => {
   let redis: Redis;
@@ -70,7 +74,7 @@ describe('the gauges read when Prometheus scrapes', () => {
       shards,
       redis,
       layout,
-      businesses: () => null,
+      businesses: () => SINGLE,
       isDown: () => false,
       now: () => now,
     });
@@ -93,7 +97,8 @@ describe('the gauges read when Prometheus scrapes', () => {
     const prefix = uniqueName('t-gauge');
     cleanups.push(() => deleteKeys(redis, prefix));
     const layout = createKeyLayout({ prefix, shards: 1, tagged: false });
-    let served: string[] = ['toko-a', 'toko-b'];
+    const own = (id: string) => ({ id, naming: businessNaming(id, false) });
+    let served = [own('toko-a'), own('toko-b')];
     const registry = new Registry();
     registerQueueGauges(registry, {
       shards: [],
@@ -102,9 +107,9 @@ describe('the gauges read when Prometheus scrapes', () => {
       businesses: () => served,
       isDown: () => false,
     });
-    const dead = (business: string) => layout.forBusiness(business).global.deadIndex;
+    const dead = (business: string) => layout.forNaming(businessNaming(business, false)).global.deadIndex;
     await redis.zadd(dead('toko-a'), 1, 'x', 2, 'y');
-    await redis.zadd(layout.forBusiness('toko-b').global.quarantine, 1, 'q');
+    await redis.zadd(layout.forNaming(businessNaming('toko-b', false)).global.quarantine, 1, 'q');
     // The keys of the one business of a config without `businesses:` are not theirs.
     await redis.zadd(layout.global.deadIndex, 1, 'z');
     expect(await samples(registry, 'convo_bridge_dead_letters')).toEqual([
@@ -112,7 +117,7 @@ describe('the gauges read when Prometheus scrapes', () => {
       { labels: { business: 'toko-b' }, value: 0 },
     ]);
     expect(await sample(registry, 'convo_bridge_quarantined', { business: 'toko-b' })).toBe(1);
-    served = ['toko-b'];
+    served = [own('toko-b')];
     expect(await samples(registry, 'convo_bridge_dead_letters')).toEqual([
       { labels: { business: 'toko-b' }, value: 0 },
     ]);
@@ -121,8 +126,11 @@ describe('the gauges read when Prometheus scrapes', () => {
     expect(await samples(registry, 'convo_bridge_oldest_waiting_event_seconds')).toEqual([]);
 
     const single = new Registry();
-    registerQueueGauges(single, { shards: [], redis, layout, businesses: () => null, isDown: () => false });
-    expect(await samples(single, 'convo_bridge_dead_letters')).toEqual([{ labels: {}, value: 1 }]);
+    registerQueueGauges(single, { shards: [], redis, layout, businesses: () => SINGLE, isDown: () => false });
+    // A config without businesses: is a table of one, labelled `default`, reading the keys of old.
+    expect(await samples(single, 'convo_bridge_dead_letters')).toEqual([
+      { labels: { business: 'default' }, value: 1 },
+    ]);
   });
 
   it('answers within the deadline while Redis does not: redis_up 0 and no sample from Redis', async () => {
@@ -138,7 +146,7 @@ describe('the gauges read when Prometheus scrapes', () => {
     let down = false;
     const registry = new Registry();
     const deps = { redis: control, isDown: () => down, deadlineMs: 300 };
-    registerQueueGauges(registry, { ...deps, shards: [], layout, businesses: () => null });
+    registerQueueGauges(registry, { ...deps, shards: [], layout, businesses: () => SINGLE });
     registerRedisGauges(registry, { ...deps, replicasAck: 1 });
     await waitFor(() => control.status === 'ready', { timeoutMs: 5_000, what: 'the control connection' });
     expect(await sample(registry, 'convo_bridge_redis_up')).toBe(1);
@@ -171,7 +179,7 @@ describe('the gauges read when Prometheus scrapes', () => {
       shards: [],
       redis: control,
       layout,
-      businesses: () => null,
+      businesses: () => SINGLE,
       isDown: () => false,
     });
     registerRedisGauges(registry, { redis: control, isDown: () => false, replicasAck: 0 });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { businessNaming } from '../../../src/events/business-naming.js';
 import { createKeyLayout } from '../../../src/queue/key-layout.js';
 import { quarantineBody } from '../../../src/receive/quarantine-store.js';
 import { addDeadLetter } from '../../../src/worker/failures/dead-letters.js';
@@ -44,9 +45,13 @@ describe('dlq, quarantine and timers with --business', () => {
     config = join(dir, 'agency.yaml');
     await writeFile(config, configText(testRedisUrl(), prefix));
     redis = connectTestRedis();
-    await addDeadLetter(redis, layout.forBusiness('toko-a').global, deadLetter('ev-a-1', 'conv-1'));
+    await addDeadLetter(
+      redis,
+      layout.forNaming(businessNaming('toko-a', false)).global,
+      deadLetter('ev-a-1', 'conv-1'),
+    );
     await quarantineBody(
-      { redis, keys: layout.forBusiness('toko-b').global },
+      { redis, keys: layout.forNaming(businessNaming('toko-b', false)).global },
       {
         rawBody: Buffer.from('{"event":"channel.message_reaction"}'),
         reason: 'unknown_event',
@@ -57,7 +62,11 @@ describe('dlq, quarantine and timers with --business', () => {
       },
     );
     const timers = new Queue('timers', { connection: redis, prefix });
-    const schedule = createTimerScheduler(redis, layout.forBusiness('toko-b').global, timers);
+    const schedule = createTimerScheduler(
+      redis,
+      layout.forNaming(businessNaming('toko-b', false)).global,
+      timers,
+    );
     await schedule.schedule({
       timerId: 'tm-b-1',
       conversationId: 'conv-1',

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../src/base/wait-for.js';
 import { buildTestWebhook } from '../../../src/demo/test-webhook-payload.js';
+import { businessNaming } from '../../../src/events/business-naming.js';
 import { exampleConfig } from '../../support/bridge-harness.js';
 import { cli } from '../../support/cli-in-process.js';
 import { createWorld, type World } from '../../support/e2e-world.js';
@@ -172,7 +173,7 @@ ${['a', 'b'].map((x) => `  - id: toko-${x}\n    platform: { auth: { business_id:
       });
       expect(answer.status).toBe(200);
     }
-    const keysOf = (x: string) => w.layout.forBusiness(`toko-${x}`);
+    const keysOf = (x: string) => w.layout.forNaming(businessNaming(`toko-${x}`, false));
     const conv = (x: string) => keysOf(x).shardOf(id).keys.conversation(id);
     await waitFor(
       async () =>

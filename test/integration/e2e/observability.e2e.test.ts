@@ -99,7 +99,11 @@ describe('observability of a running bridge', () => {
     const w = world;
     const base = `http://127.0.0.1:${w.env.PORT}`;
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
-    expect(await (await fetch(`${base}/readyz`)).json()).toEqual({ status: 'ready' });
+    // A config without businesses: is a table of one business, `default`, said like any other.
+    expect(await (await fetch(`${base}/readyz`)).json()).toEqual({
+      status: 'ready',
+      businesses: { default: 'ok' },
+    });
     w.conversation('l-1', { type: 'whatsapp_qr', id: 'ch_wa_qr' });
     w.say('l-1', 'Saya kecewa, nomor saya +62 812-3456-7890');
     // Make the forward fail past its own short retries so that the worker logs about the event.

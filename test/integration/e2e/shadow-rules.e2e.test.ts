@@ -202,12 +202,12 @@ describe('shadow rules, end to end', () => {
     const differences = await metric(world, 'convo_bridge_shadow_differences_total{');
     expect(differences.sort()).toEqual(
       [
-        `convo_bridge_shadow_differences_total{rule="catalog"} ${expectedFor('catalog').length}`,
-        `convo_bridge_shadow_differences_total{rule="escalate-complaints"} ${expectedFor('escalate-complaints').length}`,
+        `convo_bridge_shadow_differences_total{rule="catalog",business="default"} ${expectedFor('catalog').length}`,
+        `convo_bridge_shadow_differences_total{rule="escalate-complaints",business="default"} ${expectedFor('escalate-complaints').length}`,
       ].sort(),
     );
     expect(await metric(world, 'convo_bridge_shadow_events_total')).toEqual([
-      `convo_bridge_shadow_events_total ${played.all.length}`,
+      `convo_bridge_shadow_events_total{business="default"} ${played.all.length}`,
     ]);
 
     const text = await cli(['shadow', 'report', ...flags()]);
@@ -274,7 +274,7 @@ describe('shadow rules, end to end', () => {
     // The metric counts an evaluation as it happens: once every event has run, it is final.
     const total = played.all.length + same.all.length + changed.all.length;
     expect(await metric(w, 'convo_bridge_shadow_events_total')).toEqual([
-      `convo_bridge_shadow_events_total ${total}`,
+      `convo_bridge_shadow_events_total{business="default"} ${total}`,
     ]);
     expect(w.bridges[0]?.logs.some((l) => l.includes('"shadow":"off"'))).toBe(true);
   });

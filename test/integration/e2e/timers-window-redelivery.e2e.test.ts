@@ -116,7 +116,12 @@ describe('timers, the 24-hour window and redeliveries end to end', () => {
     expect(w.requests('send', 'c-late')).toEqual([]);
     expect(w.apiMessages('c-late')).toEqual([]);
     // The reply was replaced at planning time: the alerting metric counts it (issue 13, item 5).
-    expect(await metricValue(w, 'convo_bridge_window_blocked_replies_total{rule="after-hours"}')).toBe(1);
+    expect(
+      await metricValue(
+        w,
+        'convo_bridge_window_blocked_replies_total{rule="after-hours",business="default"}',
+      ),
+    ).toBe(1);
   });
 
   it('the same late message on a WhatsApp QR number (no window) is answered and delivered', async () => {
@@ -180,8 +185,11 @@ describe('timers, the 24-hour window and redeliveries end to end', () => {
     expect(w.apiMessages('h-stale')).toEqual([]);
     expect(w.requests('history', 'h-fresh').length).toBeGreaterThan(0);
     // One blocked reply (h-stale), though the plan was evaluated twice (before and after history).
-    expect(await metricValue(w, 'convo_bridge_window_blocked_replies_total{rule="ai-offers-catalog"}')).toBe(
-      1,
-    );
+    expect(
+      await metricValue(
+        w,
+        'convo_bridge_window_blocked_replies_total{rule="ai-offers-catalog",business="default"}',
+      ),
+    ).toBe(1);
   });
 });

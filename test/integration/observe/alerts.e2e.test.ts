@@ -60,8 +60,11 @@ describe('the alerting rules against a real Prometheus and a running bridge', ()
       },
       { timeoutMs: 30_000, intervalMs: 250, what: `${CREDENTIALS} to fire during the 401 storm` },
     );
-    expect(firing.labels).toEqual({ alertname: CREDENTIALS, severity: 'critical' });
-    expect(firing.annotations.summary).toBe('The platform refuses the credentials: work is paused');
+    // Every series names its business (`default` for a config without businesses:), and so does the alert.
+    expect(firing.labels).toEqual({ alertname: CREDENTIALS, business: 'default', severity: 'critical' });
+    expect(firing.annotations.summary).toBe(
+      'The platform refuses the credentials of business default: work is paused',
+    );
     expect(firing.annotations.description).toContain('Fix platform.auth');
 
     w.admin.setAuthStorm(false);

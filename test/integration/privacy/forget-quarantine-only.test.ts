@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { businessNaming } from '../../../src/events/business-naming.js';
 import { createKeyLayout } from '../../../src/queue/key-layout.js';
 import { quarantineBody } from '../../../src/receive/quarantine-store.js';
 import { cli } from '../../support/cli-in-process.js';
@@ -37,7 +38,7 @@ describe('forget --customer held only by a quarantined body', () => {
     await writeFile(config, configText(testRedisUrl(), prefix));
     redis = connectTestRedis();
     await quarantineBody(
-      { redis, keys: layout.forBusiness('toko-a').global },
+      { redis, keys: layout.forNaming(businessNaming('toko-a', false)).global },
       {
         rawBody: Buffer.from('{"event":"channel.unheard_of","from":"siti@example.org"}'),
         reason: 'unknown_event',

@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { businessNaming } from '../../../src/events/business-naming.js';
 import { EventBatchDataSchema } from '../../../src/queue/event-job.js';
 import { bridgeKeys } from '../../../src/queue/redis-keys.js';
 import { createReceiver, type Receiver } from '../../../src/receive/create-receiver.js';
@@ -99,7 +100,9 @@ describe('receiver of several businesses', () => {
     // Each business's conversation is kept under its own keys.
     const conversation = items[0]?.event.conversationId ?? '';
     for (const business of [A, B]) {
-      expect(await redis.zcard(bridgeKeys(prefix, prefix, business.id).order(conversation))).toBe(1);
+      expect(
+        await redis.zcard(bridgeKeys(prefix, prefix, businessNaming(business.id, false)).order(conversation)),
+      ).toBe(1);
     }
     expect(await redis.exists(bridgeKeys(prefix).order(conversation))).toBe(0);
   });
@@ -108,7 +111,12 @@ describe('receiver of several businesses', () => {
     const body = JSON.stringify({ event: 'channel.message_in', data: 'not an object' });
     expect(await post(B, 'whsec-b-9c8b7a', body)).toMatchObject({ status: 200 });
     const quarantineOf = (id: string) =>
-      listQuarantine({ redis, keys: bridgeKeys(prefix, prefix, id), maxEntries: 100, maxBodyBytes: 65_536 });
+      listQuarantine({
+        redis,
+        keys: bridgeKeys(prefix, prefix, businessNaming(id, false)),
+        maxEntries: 100,
+        maxBodyBytes: 65_536,
+      });
     expect(await quarantineOf('toko-b')).toHaveLength(1);
     expect(await quarantineOf('toko-a')).toHaveLength(0);
   });

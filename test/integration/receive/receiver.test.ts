@@ -445,10 +445,11 @@ describe('webhook receiver (real Redis, real HTTP on loopback)', () => {
       await postWebhook(url, webhookFixture('channel-message-in').raw, AUTH);
       await postWebhook(url, '{}', JSON_HEADERS);
       const text = await (await fetch(`${base}/metrics`)).text();
-      expect(text).toContain('convo_bridge_webhooks_total{outcome="queued"} 1');
-      expect(text).toContain('convo_bridge_webhooks_total{outcome="duplicate"} 1');
-      expect(text).toContain('convo_bridge_webhooks_total{outcome="unauthorized"} 1');
-      expect(text).toContain('convo_bridge_webhook_ack_seconds_count{outcome="queued"} 1');
+      // A receiver of path and secrets serves one business, labelled `default`.
+      expect(text).toContain('convo_bridge_webhooks_total{outcome="queued",business="default"} 1');
+      expect(text).toContain('convo_bridge_webhooks_total{outcome="duplicate",business="default"} 1');
+      expect(text).toContain('convo_bridge_webhooks_total{outcome="unauthorized",business="default"} 1');
+      expect(text).toContain('convo_bridge_webhook_ack_seconds_count{outcome="queued",business="default"} 1');
     });
 
     it('logs one debug line per stored event with its conversation id and event key', async () => {

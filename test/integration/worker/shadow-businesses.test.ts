@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../src/base/wait-for.js';
 import { parseWorkerSettings } from '../../../src/config/config-schema.js';
 import { parseConfigText } from '../../../src/config/load-config.js';
+import { businessNaming } from '../../../src/events/business-naming.js';
 import type { ConversationEvent } from '../../../src/events/conversation-event.js';
 import { ingestItems } from '../../../src/queue/ingest-event.js';
 import { createKeyLayout } from '../../../src/queue/key-layout.js';
@@ -69,6 +70,7 @@ describe('shadow rules of several businesses (real Redis, real BullMQ)', () => {
     const shadow: ShadowCandidate = { rules: rulesPort(candidateRules), examples: 5, maxAgeMs: 3_600_000 };
     const business = (id: string, withShadow: boolean): WorkerBusiness => ({
       id,
+      naming: businessNaming(id, false),
       platform,
       classifyPlatformError: () => undefined,
       forwarder: { forward: async () => ({ status: 200 }) },
@@ -96,18 +98,18 @@ describe('shadow rules of several businesses (real Redis, real BullMQ)', () => {
         redis,
         queue,
         keys: layout.global,
-        keysOf: (id) => layout.forBusiness(id).global,
+        keysOf: (naming) => layout.forNaming(naming).global,
         dedupeWindowSeconds: 60,
         jobOptions: { attempts: 8 },
       },
-      items,
+      items.map(({ business, event }) => ({ naming: businessNaming(business, false), event })),
     );
     await waitFor(() => notes.length === 2, { timeoutMs: 10_000, what: "both businesses' notes" });
     // The active rules acted for both, the candidate for neither.
     expect(notes).toEqual([`conv-1: seen ${event.messageId}`, `conv-1: seen ${event.messageId}`]);
 
-    const a = layout.forBusiness('toko-a').global;
-    const b = layout.forBusiness('toko-b').global;
+    const a = layout.forNaming(businessNaming('toko-a', false)).global;
+    const b = layout.forNaming(businessNaming('toko-b', false)).global;
     await waitFor(async () => (await readShadowTotals(redis, a)).get('seen') === 1, {
       timeoutMs: 5_000,
       what: "toko-a's difference",

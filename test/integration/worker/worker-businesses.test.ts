@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../src/base/wait-for.js';
 import { parseWorkerSettings } from '../../../src/config/config-schema.js';
 import { parseConfigText } from '../../../src/config/load-config.js';
+import { businessNaming } from '../../../src/events/business-naming.js';
 import type { ConversationEvent } from '../../../src/events/conversation-event.js';
 import { ingestItems } from '../../../src/queue/ingest-event.js';
 import { createKeyLayout } from '../../../src/queue/key-layout.js';
@@ -81,6 +82,7 @@ describe('a worker of several businesses (real Redis, real BullMQ)', () => {
 
   const businessOf = (id: string, platform: FakePlatform): WorkerBusiness => ({
     id,
+    naming: businessNaming(id, false),
     platform: platform.port,
     classifyPlatformError: (error) => {
       if (!(error instanceof Error)) return undefined;
@@ -129,12 +131,12 @@ describe('a worker of several businesses (real Redis, real BullMQ)', () => {
         redis,
         queue: queue as Queue,
         keys: layout().global,
-        keysOf: (business) => layout().forBusiness(business).global,
+        keysOf: (naming) => layout().forNaming(naming).global,
         dedupeWindowSeconds: 60,
         jobOptions: { attempts: 8 },
       },
       items.map(({ business, event }) => ({
-        business,
+        naming: businessNaming(business, false),
         event: { ...event, key: `${business}:${event.key}` },
       })),
     );
@@ -205,7 +207,9 @@ describe('a worker of several businesses (real Redis, real BullMQ)', () => {
       // Fixed: toko-a's events are done after its pause, no attempt used, nothing dead-lettered.
       set(a, false);
       await waitFor(() => a.notes.length === 5, { timeoutMs: 10_000, what: "toko-a's notes after the fix" });
-      expect(await countDeadLetters(redis, layout().forBusiness('toko-a').global)).toBe(0);
+      expect(await countDeadLetters(redis, layout().forNaming(businessNaming('toko-a', false)).global)).toBe(
+        0,
+      );
       expect(worker?.businessStatus().find((s) => s.id === 'toko-b')?.pauseReason).toBeNull();
     },
   );

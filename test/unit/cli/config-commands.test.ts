@@ -61,6 +61,26 @@ describe('convo-bridge validate', () => {
     ]);
   });
 
+  it('says when it could not look in Redis for held jobs, and still exits 0', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cb-held-'));
+    const file = join(dir, 'bridge.yaml');
+    writeFileSync(
+      file,
+      `platform: { base_url: https://api.example.com, auth: { business_id: b, secret: s } }
+receiver: { secrets: [ w ] }
+redis: { url: "redis://127.0.0.1:1" }
+`,
+    );
+    const { code, stdout, stderr } = await run(['validate', file]);
+    expect(code).toBe(0);
+    expect(stdout).toContain('config OK');
+    expect(stderr).toMatch(
+      /^note: jobs held for businesses not in this config: not checked, Redis at 127\.0\.0\.1:1 db 0 did not answer/,
+    );
+    const skipped = await run(['validate', '--no-redis', file]);
+    expect(skipped.stderr).toBe('');
+  });
+
   it('exits 1 and prints every problem as file:line:column: message', async () => {
     const file = configFixture('unknown-destination');
     const { code, stdout, stderr } = await run(['validate', file]);

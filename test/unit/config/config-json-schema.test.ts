@@ -49,6 +49,7 @@ describe('configJsonSchema', () => {
       ['businesses', 0],
       [
         'id',
+        'takes_over',
         'platform',
         'receiver',
         'rules',

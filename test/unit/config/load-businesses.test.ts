@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { BusinessesDirListing } from '../../../src/config/businesses-dir.js';
 import { ConfigError, formatConfigIssue } from '../../../src/config/config-error.js';
 import { type LoadOptions, loadConfig, parseConfigText } from '../../../src/config/load-config.js';
+import { SINGLE_BUSINESS_NAMING } from '../../../src/events/business-naming.js';
 
 /**
  * Many businesses (issue 26): the merge, where each problem is reported, and every refusal with
@@ -47,11 +48,12 @@ describe('a config with businesses', () => {
   it('loads the fixture: three businesses in order, each the top level with its own settings over it', async () => {
     const loaded = await loadConfig('test/fixtures/config/businesses/bridge.yaml', { env: {} });
     const [a, b, c] = loaded.businesses;
-    expect(loaded.businesses.map((x) => [x.id, x.explicit, `${x.file}:${x.line}`])).toEqual([
-      ['toko-a', true, 'test/fixtures/config/businesses/bridge.yaml:21'],
-      ['toko-b', true, 'test/fixtures/config/businesses/bridge.yaml:26'],
-      ['toko-c', true, `${join('test/fixtures/config/businesses/dir/toko-c.yaml')}:2`],
+    expect(loaded.businesses.map((x) => [x.id, x.naming.keyScope, `${x.file}:${x.line}`])).toEqual([
+      ['toko-a', ':b:toko-a', 'test/fixtures/config/businesses/bridge.yaml:21'],
+      ['toko-b', ':b:toko-b', 'test/fixtures/config/businesses/bridge.yaml:26'],
+      ['toko-c', ':b:toko-c', `${join('test/fixtures/config/businesses/dir/toko-c.yaml')}:2`],
     ]);
+    expect(loaded.written).toBe('businesses');
     // LoadedConfig.config and .rules are the first business's, for callers that know no businesses.
     expect(loaded.config).toBe(a?.config);
     expect(loaded.rules).toBe(a?.rules);
@@ -130,7 +132,7 @@ describe('a config with businesses', () => {
     expect(loaded.businesses).toEqual([
       {
         id: 'default',
-        explicit: false,
+        naming: SINGLE_BUSINESS_NAMING,
         config: loaded.config,
         rules: loaded.rules,
         file: 'bridge.yaml',
@@ -219,6 +221,22 @@ const REFUSALS: Row[] = [
     undefined,
     [
       'bridge.yaml:6:9: business id "toko-a" is used twice (also at bridge.yaml:4:9): give each business its own id',
+    ],
+  ],
+  [
+    'two businesses that take over the single business',
+    `${TOP}businesses:\n${A.replace('  - id: toko-a\n', '  - id: toko-a\n    takes_over: default\n')}${B.replace('  - id: toko-b\n', '  - id: toko-b\n    takes_over: default\n')}`,
+    undefined,
+    [
+      'bridge.yaml:8:17: business "toko-b": takes_over: default is said by 2 businesses (toko-a, toko-b); only one business can keep the data of a config without businesses: keep takes_over on the business that was the single business (same platform credentials and webhook), remove it from the others',
+    ],
+  ],
+  [
+    'takes_over naming anything but default',
+    `${TOP}businesses:\n${A.replace('  - id: toko-a\n', '  - id: toko-a\n    takes_over: toko-x\n')}${B}`,
+    undefined,
+    [
+      'bridge.yaml:5:17: business "toko-a": takes_over: expected default (the data of a config without businesses:, the only data a business can take over), got "toko-x": write takes_over: default, or remove it',
     ],
   ],
   [

@@ -4,11 +4,11 @@ import { bridgeKeys } from '../../../src/queue/redis-keys.js';
 import { familyMatcher, privacyKeyFamilies } from '../../support/privacy-families.js';
 
 /** Properties of bridgeKeys that are roots or names, not keys. */
-const NOT_KEYS = new Set(['prefix', 'globalPrefix', 'queuePrefix', 'business', 'dedupePrefix']);
+const NOT_KEYS = new Set(['prefix', 'globalPrefix', 'queuePrefix', 'naming', 'dedupePrefix']);
 
 /** Every key family of the bridge's own keys, as docs/privacy.md writes it. */
 function codeFamilies(): string[] {
-  const keys = bridgeKeys('{prefix}', '{prefix}', null) as Record<string, unknown>;
+  const keys = bridgeKeys('{prefix}', '{prefix}') as Record<string, unknown>;
   const families: string[] = [];
   for (const [name, value] of Object.entries(keys)) {
     if (NOT_KEYS.has(name)) continue;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { batchJobName, jobNameFor } from '../../../src/queue/event-job.js';
+import { businessNaming, jobNameOf, SINGLE_BUSINESS_NAMING } from '../../../src/events/business-naming.js';
+import { batchJobName } from '../../../src/queue/event-job.js';
 
 /** The job names bull-board shows: which business a job belongs to (issue 26). */
 describe('job names', () => {
@@ -10,7 +11,9 @@ describe('job names', () => {
   });
 
   it('names a timer by its business, and a timer of no business as before', () => {
-    expect(jobNameFor('timer', null)).toBe('timer');
-    expect(jobNameFor('timer', 'toko-a')).toBe('timer:toko-a');
+    expect(jobNameOf('timer', SINGLE_BUSINESS_NAMING)).toBe('timer');
+    expect(jobNameOf('timer', businessNaming('toko-a', false))).toBe('timer:toko-a');
+    // A business that takes over the single business's data names its jobs as that business did.
+    expect(jobNameOf('timer', businessNaming('toko-a', true))).toBe('timer');
   });
 });

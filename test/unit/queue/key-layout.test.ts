@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
+import { businessNaming, SINGLE_BUSINESS_NAMING } from '../../../src/events/business-naming.js';
 import {
   CLUSTER_SLOTS,
   createKeyLayout,
@@ -112,18 +113,20 @@ describe('createKeyLayout', () => {
 
   it("gives each business its own keys on the same queues (issue 26), in its shard's slot", () => {
     const layout = createKeyLayout({ prefix: 'cb', shards: 1, tagged: false });
-    const a = layout.forBusiness('toko-a');
-    expect(layout.forBusiness(null)).toBe(layout);
-    expect(layout.forBusiness('toko-a')).toBe(a);
+    const a = layout.forNaming(businessNaming('toko-a', false));
+    expect(layout.forNaming(SINGLE_BUSINESS_NAMING)).toBe(layout);
+    expect(layout.forNaming(businessNaming('toko-a', false))).toBe(a);
     expect(a.business).toBe('toko-a');
     expect(a.shardOf('c1').queuePrefix).toBe('cb');
     expect(a.shardOf('c1').keys.conversation('c1')).toBe(`cb:bridge:b:toko-a:conv:${conversationHash('c1')}`);
     expect(a.global.deadIndex).toBe('cb:bridge:b:toko-a:dead:index');
     expect(a.global.authAlarm).toBe('cb:bridge:b:toko-a:alarm:auth');
-    expect(layout.forBusiness('toko-b').shardOf('c1').keys.conversation('c1')).not.toBe(
+    expect(layout.forNaming(businessNaming('toko-b', false)).shardOf('c1').keys.conversation('c1')).not.toBe(
       a.shardOf('c1').keys.conversation('c1'),
     );
-    const tagged = createKeyLayout({ prefix: 'cb', shards: 6, tagged: true }).forBusiness('toko-a');
+    const tagged = createKeyLayout({ prefix: 'cb', shards: 6, tagged: true }).forNaming(
+      businessNaming('toko-a', false),
+    );
     for (const conversation of ['a', 'conv-42']) {
       const shard = tagged.shardOf(conversation);
       const slots = new Set(

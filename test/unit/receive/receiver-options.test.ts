@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { SINGLE_BUSINESS_NAMING } from '../../../src/events/business-naming.js';
 import { type ReceiverOptions, resolveReceiverOptions } from '../../../src/receive/receiver-options.js';
 
 const valid: ReceiverOptions = { secrets: ['s3cret-abc'], redisUrl: 'redis://127.0.0.1:6379' };
@@ -18,6 +19,15 @@ describe('resolveReceiverOptions', () => {
       quarantineMaxAgeSeconds: 30 * 86_400,
       eventStreamMaxLen: 100,
       repeatLogIntervalMs: 30_000,
+      // path and secrets are the one business of a config without businesses: (the single naming).
+      businesses: [
+        {
+          id: 'default',
+          path: '/webhooks/platform',
+          secrets: ['s3cret-abc'],
+          naming: SINGLE_BUSINESS_NAMING,
+        },
+      ],
     });
   });
 
