@@ -45,7 +45,7 @@ export function defaultWebhookPath(id: string): string {
   return `/webhooks/${id}`;
 }
 
-/** A business's compiled candidate rules (`shadow:`, issue 28; config/load-shadow-rules.ts), and their file. */
+/** A business's compiled candidate rules (`shadow:`; config/load-shadow-rules.ts), and their file. */
 export interface ShadowRules {
   /** The candidate file as resolved (relative paths: to the file that names it). */
   readonly file: string;
@@ -64,7 +64,7 @@ export interface LoadedBusiness {
   /** The whole config as this business runs with it: the top level with the business's overrides merged in, validated by configSchema like any config. */
   readonly config: BridgeConfig;
   readonly rules: CompiledRules;
-  /** Its candidate rules (`shadow:`, issue 28), evaluated beside `rules` without acting. */
+  /** Its candidate rules (`shadow:`), evaluated beside `rules` without acting. */
   readonly shadow?: ShadowRules;
   /** Where it is defined (the config file, or its file in businesses_dir) and the line of its entry, for messages. */
   readonly file: string;

@@ -8,8 +8,8 @@ import type { ConfigSource } from './read-config-source.js';
 
 /**
  * What no single business can show: two businesses with one id, one webhook path, or one webhook
- * secret (a webhook signed for one would be accepted by the other: issue 26's isolation starts at
- * the door). Secrets are compared, never printed.
+ * secret (a webhook signed for one would be accepted by the other: keeping businesses apart starts
+ * at the door). Secrets are compared, never printed.
  */
 
 /** A business whose merged config is valid. */

@@ -40,7 +40,7 @@ export function configJsonSchema(): JsonSchema {
 }
 
 /**
- * `businesses:` and `businesses_dir:` (issue 26). With either, the top level holds the defaults of
+ * `businesses:` and `businesses_dir:`. With either, the top level holds the defaults of
  * every business and need not be complete (no base_url or credentials, say): the sections a
  * business may set lose their `required` at the top level, and get it back through `else` in a
  * config without businesses, which must be complete as always.

@@ -55,7 +55,7 @@ const sizeSchema = z
   .meta({ description: SIZE_HINT });
 
 /**
- * The credential scheme of each form when the config does not name one (issue 12): the current
+ * The credential scheme of each form when the config does not name one: the current
  * form's separate headers, the earlier form's plain bearer (interface, "Authentication": the plain
  * bearer is the earlier form's only scheme).
  */
@@ -453,7 +453,7 @@ const logSchema = z.strictObject({
 
 /**
  * The fields of the event a forward carries (`{type, rule, action, event}`: docs/rules.md,
- * "Forward to a CRM"), as the CRM sees them; what `destinations.NAME.fields` may name (issue 27).
+ * "Forward to a CRM"), as the CRM sees them; what `destinations.NAME.fields` may name.
  */
 export const FORWARD_FIELDS = ConversationEventSchema.keyof().options;
 export type ForwardField = (typeof FORWARD_FIELDS)[number];
@@ -495,10 +495,10 @@ const destinationSchema = z
   }));
 
 /**
- * record.redact (issue 27): texts replaced, or kinds of personal data masked in texts, captions and
- * names. `personal` is the shortcut for the four kinds; each may still be set on its own. All off
- * by default, as before issue 27: a recording is for backtests, and masked texts judge keyword and
- * regex conditions differently.
+ * record.redact: texts replaced, or kinds of personal data masked in texts, captions and names.
+ * `personal` is the shortcut for the four kinds; each may still be set on its own. All off by
+ * default, as before the option existed: a recording is for backtests, and masked texts judge
+ * keyword and regex conditions differently.
  */
 const redactSchema = z
   .strictObject({
@@ -570,7 +570,7 @@ const recordSchema = z
   }));
 
 /**
- * How long the bridge keeps what it stores (issue 27, point 2): one section, read by the receiver
+ * How long the bridge keeps what it stores: one section, read by the receiver
  * and the worker alike, top level only (the queues, dedupe markers and run state it bounds are
  * shared by every business of a bridge that serves several). Expiry is by Redis TTL on keys the
  * bridge writes anyway, or by a bounded trim when a store is written; see docs/configuration.md,
@@ -657,7 +657,7 @@ export interface OldKey {
 }
 
 /**
- * `shadow:` (issue 28): a candidate rule set evaluated beside the active rules on every live
+ * `shadow:`, a candidate rule set evaluated beside the active rules on every live
  * event, without acting (worker/shadow/). The file is read by config/load-shadow-rules.ts.
  */
 const shadowSchema = z

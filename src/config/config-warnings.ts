@@ -6,9 +6,9 @@ import type { SchemaProblem } from './describe-zod-issues.js';
 import { tagWarnings } from './tag-warnings.js';
 
 /**
- * What a valid config sets up that can never happen (issue 30): sets left empty that silence a
- * rule without a word; conditions on tags that no rule sets (issue 28, tag-warnings.ts); and
- * (issue 27) keys under their old names, and retention too short for what relies on it. `validate`
+ * What a valid config sets up that can never happen: sets left empty that silence a
+ * rule without a word; conditions on tags that no rule sets (tag-warnings.ts); and
+ * keys under their old names, and retention too short for what relies on it. `validate`
  * prints them as warnings, with file:line:column; the bridge starts anyway (an empty set may be on
  * purpose while a config is being written).
  */

@@ -6,7 +6,7 @@ import type { BridgeConfig } from './config-schema.js';
 const ASSUMED_ENGINES = ['wa', 'whatsapp'] as const;
 
 /**
- * Lines saying which defaults a config relies on where a wrong guess would hurt (issue 12):
+ * Lines saying which defaults a config relies on where a wrong guess would hurt:
  * credentials, the webhook secret, and the channel kinds behind the reply window. `validate`
  * prints them; `start`/`serve`/`work` log them at start-up. No secrets.
  */

@@ -15,7 +15,7 @@ export function formatKeptFor(ms: number): string {
 }
 
 /**
- * `retention:` in one line, as `validate` prints it (issue 27): how long each store keeps what it
+ * `retention:` in one line, as `validate` prints it: how long each store keeps what it
  * holds.
  */
 export function describeRetention(retention: RetentionSettings): string {

@@ -222,7 +222,7 @@ function describeValue(value: unknown, hide: boolean): string {
 
 /**
  * The keys an "allowed here" list names: at the top level, the sections of one business's config;
- * `businesses` and `businesses_dir` (issue 26) are offered as near misses only, so a config of one
+ * `businesses` and `businesses_dir` are offered as near misses only, so a config of one
  * business reads as it always did.
  */
 function listedKeysAt(path: ConfigPath): readonly string[] {

@@ -9,7 +9,7 @@ export interface TemplateProblem {
 /**
  * Template typos (`{{customer.nmae}}`) in a config that failed the schema: the rules compiler,
  * which normally finds them, only runs on a valid config, so without this pass they surfaced one
- * round later, though `validate` promises every problem at once (issue 13, item 10). Walks the
+ * round later, though `validate` promises every problem at once. Walks the
  * raw document for the template fields (note, reply.text, reply.media.caption) under `rules` and
  * `reply_window`, wherever they sit (timers nest actions); the messages are the compiler's.
  */

@@ -27,7 +27,7 @@ import type { ConfigSource } from './read-config-source.js';
 import { compileConfigRules, type ValueEnv, validateConfigValue } from './validate-config-value.js';
 
 /**
- * A config with `businesses:` or `businesses_dir:` (issue 26): each business is the top level with
+ * A config with `businesses:` or `businesses_dir:`: each business is the top level with
  * its entry merged over it (merge-business.ts), validated by the same schema as any config. A
  * problem is reported where its value is written: in the business's entry or file, or at the top
  * level when the business inherited it (once, however many businesses inherit it).
@@ -137,7 +137,7 @@ function takeOverIssues(entries: readonly BusinessEntry[]): ConfigIssue[] {
 }
 
 /**
- * A business's candidate rules (`shadow:`, issue 28), from the file named where `shadow.rules` is
+ * A business's candidate rules (`shadow:`), from the file named where `shadow.rules` is
  * written (the business's entry or file, or the top level), compiled with the business's settings;
  * once per file and settings, however many businesses share them.
  */

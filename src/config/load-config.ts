@@ -39,7 +39,7 @@ export interface LoadedConfig {
   missingEnv: MissingVariable[];
   /** What the config sets up that can never happen (config-warnings.ts); `validate` prints them. */
   warnings: ConfigIssue[];
-  /** The shadow rules files (`shadow.rules`, issue 28) it read, resolved: hot reload watches them too. */
+  /** The shadow rules files (`shadow.rules`) it read, resolved: hot reload watches them too. */
   shadowFiles: string[];
 }
 
@@ -99,7 +99,7 @@ export function parseConfigText(text: string, options: LoadOptions & { fileName:
   }
 }
 
-/** A config has businesses when it names them, in a list or a directory (issue 26). */
+/** A config has businesses when it names them, in a list or a directory. */
 function hasBusinesses(value: unknown): boolean {
   return (
     value !== null &&

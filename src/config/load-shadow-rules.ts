@@ -15,7 +15,7 @@ import { type ConfigSource, oversizeIssue, readConfigSource } from './read-confi
 import { createEnvHider } from './validate-config-value.js';
 
 /**
- * Shadow rules (issue 28): the candidate rule set named by `shadow.rules`, read from its own file
+ * Shadow rules: the candidate rule set named by `shadow.rules`, read from its own file
  * and checked like the config's rules (the same rule schema, template and compile checks, every
  * problem at its file:line:column in the candidate file). The file holds `rules:` only: the
  * candidate is evaluated with the settings (timezone, business hours, channels, reply window,

@@ -1,7 +1,7 @@
 import type { ConfigPath } from './config-document.js';
 
 /**
- * How a business's entry is laid over the top level (issue 26): mappings merge key by key, at
+ * How a business's entry is laid over the top level: mappings merge key by key, at
  * every depth; lists and single values replace what the top level has. One exception:
  * `business_hours.weekly` replaces too, because its keys are day ranges (`mon-fri`, `sat`), and a
  * business that writes `weekly: { mon-sun: "00:00-24:00" }` means those hours, not those plus the

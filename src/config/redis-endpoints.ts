@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { RedisEndpoint, RedisTopology } from './redis-topology.js';
 
 /**
- * The addresses of `redis.sentinels` and `redis.cluster.nodes` (issue 29, item 3): `host:port`,
+ * The addresses of `redis.sentinels` and `redis.cluster.nodes`: `host:port`,
  * `{host, port}`, or the URLs managed Redis providers hand out, `redis://[user:password@]host:port`
  * and `rediss://...` (TLS). A URL's user, password and TLS are lifted into the topology by
  * agreeOnEndpoints: one client reaches every node with one set of them, so the entries must agree.
@@ -224,7 +224,7 @@ export interface RedisAddressFields {
 
 /**
  * The TLS and credentials that the addresses' URLs and the section's keys agree on, or the entries
- * that disagree (issue 29). The sentinels' URLs carry the sentinels' own credentials.
+ * that disagree. The sentinels' URLs carry the sentinels' own credentials.
  */
 function endpointAgreement(r: RedisAddressFields): (EndpointAgreement & { path: string[] }) | undefined {
   if (r.sentinels) {

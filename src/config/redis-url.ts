@@ -1,7 +1,7 @@
 import { redactUrl } from '../base/redact-url.js';
 
 /**
- * A Redis URL as `redis.url`, `--redis-url` and `$REDIS_URL` take it (issue 30, item 4):
+ * A Redis URL as `redis.url`, `--redis-url` and `$REDIS_URL` take it:
  * `redis://[user:password@]host[:port][/db]`, or `rediss://...` for TLS. ioredis reads the path
  * as the database with parseInt, so `/abc` became NaN (every command then failed with "ERR value
  * is not an integer") and `/2x` database 2: the database part is checked here, once, for every

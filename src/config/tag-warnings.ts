@@ -6,7 +6,7 @@ import type { BridgeConfig } from './config-schema.js';
 import type { SchemaProblem } from './describe-zod-issues.js';
 
 /**
- * A `tags:` condition on a tag that no `tag:` action of the config sets (issue 28): most often a
+ * A `tags:` condition on a tag that no `tag:` action of the config sets: most often a
  * typo, and the condition then never holds (`any`, `all`) or always holds (`none`) without a word.
  * A warning, not an error: the tag may come from an earlier config still held by conversations.
  */

@@ -34,7 +34,7 @@ export interface ConfigWatcher {
   close(): void;
 }
 
-/** The shadow rules files read for one load (issue 28), by resolved path. */
+/** The shadow rules files read for one load, by resolved path. */
 type ShadowReads = ReadonlyMap<string, ShadowFileRead>;
 
 /**
@@ -290,7 +290,7 @@ function reloadIfChanged(
  * Hot reload. Watches the directory, not the file: editors and `kubectl` replace a file by
  * renaming a new one over it, which ends a watch on the old inode. With businesses_dir, watches
  * that directory too: a business file added, changed or removed reloads like the config does,
- * and so does a change of a shadow rules file (`shadow.rules`, issue 28) the config last read.
+ * and so does a change of a shadow rules file (`shadow.rules`) the config last read.
  * A change (or SIGHUP) is debounced, then the config is validated again; only a valid one
  * reaches `onReload`, and one whose files are all unchanged is ignored.
  */
