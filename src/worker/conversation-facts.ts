@@ -24,11 +24,11 @@ export const CONVERSATION_FIELDS = {
   cooldown: 'C:',
   timer: 'T:',
   recent: 'R:',
-  /** Platform message id -> ms: notes and replies the bridge sent (exactly-once/own-sends.ts, issue 16). */
+  /** Platform message id -> ms: notes and replies the bridge sent (exactly-once/own-sends.ts). */
   sentId: 'S:',
-  /** Rule name -> its open burst of customer messages (bursts/burst-store.ts, issue 28). */
+  /** Rule name -> its open burst of customer messages (bursts/burst-store.ts). */
   burst: 'B:',
-  /** Tag -> ms when it expires, '0' for never (rules/tags.ts, exactly-once/tag-actions.ts; issue 28). */
+  /** Tag -> ms when it expires, '0' for never (rules/tags.ts, exactly-once/tag-actions.ts). */
   tag: 'G:',
 } as const;
 

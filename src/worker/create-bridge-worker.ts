@@ -256,7 +256,7 @@ function openQueues(
     timers: new Queue(QUEUE_NAMES.timers, {
       connection,
       prefix: shard.queuePrefix,
-      // Tracing on: a timer's job carries the context of the event that set it (issue 14).
+      // Tracing on: a timer's job carries the context of the event that set it.
       ...bullmqTelemetry(),
       ...eventStreamOptions(retention),
       defaultJobOptions: bridgeJobOptions(settings.attempts, retention),

@@ -65,7 +65,7 @@ export interface RulesPort {
   ): ReplyWindowState;
   /** True when some rule uses `first_message` (so the worker must know it, from history if need be). */
   usesFirstMessage: boolean;
-  /** The debounced rules (issue 28): each customer message joins their bursts. */
+  /** The debounced rules: each customer message joins their bursts. */
   bursts: readonly { rule: string; settings: BurstSettings }[];
   /** A debounced rule evaluated on its burst; null when no such rule exists any more (a reload). */
   evaluateBurst(rule: string, burst: Burst, facts: ConversationFacts, now: Date): Plan | null;
@@ -81,7 +81,7 @@ export interface TimerScheduler {
     actions: PlannedAction[];
     event: ConversationEvent;
     rule: string;
-    /** Fixed by the plan (issue 16): the delay then counts to it. */
+    /** Fixed by the plan: the delay then counts to it. */
     dueAt?: string;
     dueLocal?: string;
     clock?: 'wall' | 'business';
@@ -89,7 +89,7 @@ export interface TimerScheduler {
     /**
      * An earlier run of this action registered the timer and was cut off before it recorded the
      * timer as set: keep a registration that is there, but register nothing new (no registration
-     * means the timer fired or was cancelled since, and its done job is gone: issue 27).
+     * means the timer fired or was cancelled since, and its done job is gone: done jobs are not kept).
      */
     resumed?: boolean;
     /** Called once the timer is registered and before its job is added (the run records `started`). */
@@ -114,7 +114,7 @@ export interface ForwardPort {
 }
 
 /**
- * Keeps the events the worker ran, with the facts and plan (issue 15, `record:`). Called once per
+ * Keeps the events the worker ran, with the facts and plan (`record:`). Called once per
  * event, right after its plan is first evaluated (not for a re-run that reads a frozen plan back);
  * it must not throw nor wait: the adapter sends one command and logs its failures.
  */

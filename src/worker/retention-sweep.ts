@@ -5,7 +5,7 @@ import type { RedisClient } from '../redis/redis-client.js';
 
 /**
  * BullMQ removes done and failed jobs by age only when another job finishes (its KeepJobs
- * documentation says so): on a quiet bridge they would stay forever (issue 27). This sweep removes
+ * documentation says so): on a quiet bridge they would stay forever. This sweep removes
  * them by age from the queues this process consumes, a bounded number per queue and pass
  * (BullMQ's `clean`, which reads the oldest of the set by score): never a scan of everything, and
  * nothing per event. Completed jobs are removed as they complete by default (`done_events: 0s`);

@@ -2,7 +2,7 @@ import { parseRetentionSettings, type RetentionSettings } from '../config/config
 
 /**
  * The expiries the worker gives the keys it writes, in seconds, derived once from the config's
- * `retention:` section (issue 27). Each is set on a key the run writes anyway (in the same script
+ * `retention:` section. Each is set on a key the run writes anyway (in the same script
  * or transaction), never by a command of its own per event.
  */
 export interface StoreTtls {

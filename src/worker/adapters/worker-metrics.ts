@@ -25,7 +25,7 @@ export interface WorkerMetrics {
   platformLatency: HistogramLike<'operation'>;
   eventLatency: HistogramLike<never>;
   authFailing: GaugeLike;
-  /** Shadow rules (issue 28): events whose candidate plan differs from the active one, per rule. */
+  /** Shadow rules: events whose candidate plan differs from the active one, per rule. */
   shadowDifferences: CounterLike<'rule'>;
   /** Shadow rules: events the candidate rules were evaluated for. */
   shadowEvents: CounterLike<never>;

@@ -12,7 +12,7 @@ import { burstDueAt, messageTime } from '../../rules/burst.js';
 import type { BurstRule } from './burst-store.js';
 
 /**
- * The delayed job of a burst (issue 28), in the shard's `timers` queue beside the timers: added
+ * The delayed job of a burst, in the shard's `timers` queue beside the timers: added
  * by the run of the message that begins the burst, due `debounce` after it. When it comes due it
  * lets the conversation's earlier events run, then claims the burst (bursts/burst-store.ts); if
  * a message extended the burst it sleeps until the new due time, otherwise it evaluates the rule
@@ -21,7 +21,7 @@ import type { BurstRule } from './burst-store.js';
 export const BurstJobDataSchema = z.object({
   kind: z.literal('burst'),
   burstId: z.string().min(1),
-  /** The business whose rule it is when the bridge serves several (issue 26); absent otherwise. */
+  /** The business whose rule it is when the bridge serves several; absent otherwise. */
   business: BusinessIdSchema.optional(),
   conversationId: z.string(),
   rule: z.string(),

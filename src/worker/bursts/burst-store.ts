@@ -16,7 +16,7 @@ import {
 import { CONVERSATION_FIELDS } from '../conversation-facts.js';
 
 /**
- * Where an open burst lives (issue 28): a registration in the conversation hash, field
+ * Where an open burst lives: a registration in the conversation hash, field
  * `B:<rule>`, written by the same script that prepares each event's run (processor/prepare-run.ts,
  * no extra round trip), and a delayed job in the shard's `timers` queue (bursts/burst-job.ts):
  *

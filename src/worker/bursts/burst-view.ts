@@ -19,7 +19,7 @@ export interface BurstTimerView {
 }
 
 /**
- * An open burst as `timers list` and the inbox page show it (issue 28): when it is due (quiet for
+ * An open burst as `timers list` and the inbox page show it: when it is due (quiet for
  * the debounce since its last message, at most max_wait after its first), how many messages it
  * holds so far and what cancels it; `firing` once its job took it, `cancelled` once it is gone.
  * Undefined for a job that is not a burst of these keys (and conversation, when one is asked for).

@@ -347,7 +347,7 @@ function processorHooks(
     onPlan: (plan, kind) => {
       for (const matched of plan.matched) metrics?.rulesMatched.inc({ rule: matched.rule, kind });
     },
-    // Replies replaced by when_closed at planning time (issue 13); the ones blocked at sending
+    // Replies replaced by when_closed at planning time; the ones blocked at sending
     // time are counted by onWindowBlocked.
     onPlanFrozen: (plan) => {
       for (const blocked of plan.blockedReplies) metrics?.windowBlocked.inc({ rule: blocked.rule });

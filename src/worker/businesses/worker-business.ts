@@ -22,6 +22,6 @@ export interface WorkerBusiness {
   readonly rules: () => RulesPort;
   /** Set when its events are recorded (`record.enabled`): builds the recorder on the command connection. */
   readonly makeRecorder?: (redis: RedisClient, keys: BridgeKeys) => EventRecorder;
-  /** Its shadow rules in force now (issue 28; undefined while off, hot reload swaps what this returns). */
+  /** Its shadow rules in force now (undefined while off; hot reload swaps what this returns). */
   readonly shadow?: () => ShadowCandidate | undefined;
 }

@@ -4,7 +4,7 @@ import { CONVERSATION_FIELDS, type StoredFacts } from '../conversation-facts.js'
 import { comparableText } from './reconcile-action.js';
 
 /**
- * Recognising the platform's reports of the bridge's own sends (issue 16). Some platforms send an
+ * Recognising the platform's reports of the bridge's own sends. Some platforms send an
  * `agent.message_out` (earlier form: `message.sent`) for messages posted through the API too; such
  * an echo must neither cancel `unless: agent_reply` timers nor run the rules meant for human agents
  * (a rule replying to it would answer itself forever). An event is an echo when its message id is

@@ -45,8 +45,8 @@ export async function perform(action: PlannedAction, ctx: ExecutionContext): Pro
         ctx.safetyMarginMs,
       );
       // Closed since the check a moment ago: the client's guard refuses it (handled as window-closed).
-      // Judged by the worker's clock, the one the verdict used (issue 30: a guard on the system
-      // clock refused sends the worker's shifted test clock had found in time).
+      // Judged by the worker's clock, the one the verdict used (a guard on the system clock
+      // refused sends the worker's shifted test clock had found in time).
       const guard = verdict.send
         ? verdict.guardUntil
           ? { windowClosesAt: verdict.guardUntil, now: ctx.now }
@@ -85,7 +85,7 @@ export async function perform(action: PlannedAction, ctx: ExecutionContext): Pro
       return performTagAction(action, ctx);
     case 'timer': {
       const timerId = ctx.timerIdFor(ctx.scope, action.id);
-      // Done jobs are not kept (issue 27, retention.done_events), so the job id alone does not stop
+      // Done jobs are not kept (retention.done_events), so the job id alone does not stop
       // a repeat from setting a timer that already fired: `started` is recorded once the timer is
       // registered, and a run that finds it (an earlier run was cut off) keeps a registration but
       // never makes a new one: no registration means the timer fired or was cancelled since.

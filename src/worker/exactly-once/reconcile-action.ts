@@ -38,8 +38,8 @@ const TRAILING_PUNCTUATION = /[.,;:!?)\]}]+$/;
  * the rest stays): its words, in order, lower-cased, without links, punctuation or spacing. The
  * platform tidies what is left around a removed link ("See https://img/a.jpg, thanks" is stored
  * as "See, thanks"), so the comparison cannot be on characters; on words, the text we sent and
- * the text the platform stored agree whichever of its links were kept, split off or removed
- * (issue 12). Texts that differ only in punctuation compare equal: a limit stated in docs/guarantees.md.
+ * the text the platform stored agree whichever of its links were kept, split off or removed.
+ * Texts that differ only in punctuation compare equal: a limit stated in docs/guarantees.md.
  */
 export function comparableText(text: string): string {
   return text

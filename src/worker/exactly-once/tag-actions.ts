@@ -4,7 +4,7 @@ import type { PlannedAction } from '../ports.js';
 import type { ExecutionContext } from './execution-context.js';
 
 /**
- * Tag and untag actions (issue 28): no platform call. The tags are fields of the conversation
+ * Tag and untag actions: no platform call. The tags are fields of the conversation
  * hash (`G:<tag>` = ms when it expires, '0' for never), staged with the run's state and written
  * by the run's next write: with the ledger entry that says the action is done (a commit before a
  * later note or reply), or when the event leaves its order (processor/order-gate.ts LEAVE_LUA),

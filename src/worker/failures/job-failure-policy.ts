@@ -57,7 +57,8 @@ export function failureOf(error: unknown): FailureClass {
 }
 
 /**
- * Thrown instead of BullMQ's RateLimitError when only one business pauses (issue 26): the
+ * Thrown instead of BullMQ's RateLimitError when only one business pauses (RateLimitError
+ * pauses the whole queue, every business with it): the
  * processor's caller moves the job to the delayed set until the pause ends, without an attempt.
  */
 export class BusinessPaused extends Error {

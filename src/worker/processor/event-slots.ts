@@ -5,7 +5,7 @@ import type { BusinessGate } from './business-gate.js';
  * of events and runs its conversations side by side, so BullMQ's own per-job concurrency no longer
  * bounds the calls in flight: this does, across every job of the process.
  *
- * With several businesses (issue 26) each event names its business's gate, and a freed slot goes
+ * With several businesses each event names its business's gate, and a freed slot goes
  * to the waiting event whose business runs the fewest events here (fair share); a business at its
  * share (`worker.business_concurrency`) gets another slot only while no business below its share
  * waits (a slot never stays idle while events wait), and never more than its ceiling (a quarter of the slots stay for the others' events, so

@@ -53,7 +53,7 @@ export async function planEvent(
             : facts.firstEventKey,
       };
       prepared.facts = facts;
-      // Kept, so that a debounced rule judging first_message later knows it too (issue 28).
+      // Kept, so that a debounced rule judging first_message later knows it too.
       if (facts.firstEventKey === 'history') prepared.state.stageConversation('firstIn', 'history');
       planned = rules.evaluate(event, factsForEvaluation(facts, event), now);
     }
@@ -80,7 +80,7 @@ export async function planEvent(
     };
     if (plan.actions.length > 0) prepared.state.stagePlan(JSON.stringify(plan));
     deps.onPlanFrozen?.(planned);
-    // Shadow rules (issue 28): the candidate's plan from the same facts, compared, never acted on.
+    // Shadow rules: the candidate's plan from the same facts, compared, never acted on.
     if (evaluated) deps.shadow?.observe({ event, facts: evaluated.facts, now: evaluated.now, plan: planned });
   }
 

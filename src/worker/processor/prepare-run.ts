@@ -22,9 +22,9 @@ import { GATE_LUA, type GateDecision } from './order-gate.js';
  * ARGV: job key prefix, failed set key, dedupe key prefix, now ms, ghost grace ms, batch job id,
  * '1' to skip the gate (a replay), conversation ttl seconds; then per event: order member, kind,
  * occurred-at (ISO, UTC), event key, and two conversation-hash fields whose presence marks the
- * event as the echo of the bridge's own send ('' when not looked for; exactly-once/own-sends.ts, issue 16): an
+ * event as the echo of the bridge's own send ('' when not looked for; exactly-once/own-sends.ts): an
  * echo cancels no timer, and is reported so that no rule runs for it; and the burst argument of a
- * customer message when some rules are debounced ('' otherwise: nothing more is done; issue 28,
+ * customer message when some rules are debounced ('' otherwise: nothing more is done;
  * bursts/burst-store.ts): its open bursts (`B:` fields) are cancelled like timers, and a customer
  * message joins or begins each debounced rule's burst.
  */
@@ -104,7 +104,7 @@ export interface PreparedEvent {
   newConversation: boolean;
   /** Timer ids (and burst ids) whose registration this event cancelled. */
   cancelledTimers: string[];
-  /** Bursts this customer message began, whose jobs the run adds (issue 28). */
+  /** Bursts this customer message began, whose jobs the run adds. */
   startedBursts: { rule: string; burstId: string }[];
   /** The debounced rules the message was prepared with (their settings for the jobs). */
   burstRules: readonly BurstRule[];
@@ -125,7 +125,7 @@ export interface PrepareInput {
   /** A replay from the dead-letter set: its events left the order long ago, run them as they are. */
   replay: boolean;
   /**
-   * Each event, and its business's keys when they are not `keys` (a bridge of several, issue 26);
+   * Each event, and its business's keys when they are not `keys` (a bridge of several);
    * a customer message's burst argument when its rules are debounced (bursts/burst-store.ts).
    */
   events: readonly { event: ConversationEvent; member: string; keys?: BridgeKeys; burst?: BurstArg }[];

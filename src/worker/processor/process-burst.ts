@@ -18,7 +18,7 @@ export interface BurstJobResult {
 }
 
 /**
- * A burst's job when it comes due (issue 28): like a timer, it first lets the events that reached
+ * A burst's job when it comes due: like a timer, it first lets the events that reached
  * the receiver before it be processed (a customer message still queued joins the burst, an agent
  * reply cancels it), then claims the burst (bursts/burst-store.ts): not quiet long enough yet, it
  * sleeps until the new due time; gone, it ends. Then the rule is evaluated once on the burst, the

@@ -42,14 +42,14 @@ export async function processEventJob(
 ): Promise<EventJobResult> {
   const parsed = EventBatchDataSchema.safeParse(job.data);
   if (!parsed.success) {
-    // By path only: the data holds what customers wrote (issue 27).
+    // By path only: the data holds what customers wrote.
     throw new UnrecoverableError(
       `job ${job.id} does not hold a valid event batch: ${describeIssuePaths(parsed.error.issues)}`,
     );
   }
   const batch = new EventBatch(job, deps, parsed.data);
   // Events of a business that is paused, or that this worker does not serve, wait without being
-  // prepared (issue 26); the others' needs are read for the whole batch in one round trip, then
+  // prepared; the others' needs are read for the whole batch in one round trip, then
   // the conversations run side by side, each conversation's events one after the other.
   const held: Held[] = [];
   const groups: BatchedEvent[][] = [];
@@ -96,7 +96,7 @@ class EventRunFailed extends Error {
 const NO_ROOM = Symbol('no room');
 
 /**
- * An event held back by its business (issue 26): paused until a time, over its fair share here
+ * An event held back by its business: paused until a time, over its fair share here
  * (woken when one of the business's events finishes), or of a business this worker does not serve.
  */
 type Held =
@@ -236,14 +236,14 @@ class EventBatch {
         continue;
       }
       if (outcome.gate.kind !== 'go' || !('state' in outcome)) return { kind: 'waiting', item };
-      // Its business paused meanwhile (issue 26).
+      // Its business paused meanwhile.
       if (gate?.isPaused()) return { kind: 'paused', item, until: gate.pausedUntil };
       const actions: ActionReport[] = [];
       const prepared = outcome;
       const run = () => runEvent(item, this.member(item), prepared, deps, actions, this.replay);
       let result: EventRunResult | typeof NO_ROOM;
       try {
-        // With tracing on, the run is the `event process` span of the webhook's trace (issue 14).
+        // With tracing on, the run is the `event process` span of the webhook's trace.
         result = await this.runInSlots(deps, gate, () => traceEventRun(item, run, eventSpanFacts));
       } catch (error) {
         await outcome.state.flush().catch(() => undefined);
@@ -256,11 +256,11 @@ class EventBatch {
   }
 
   /**
-   * Runs an event in one of the process's event slots, given to its business fairly (event-slots.ts,
-   * issue 26). When its business is stalled (at its share and hanging, business-gate.ts), the event
-   * gives up (NO_ROOM: at once when none of this job's own events of it runs, else once waiting for
-   * a slot) and the job parks, so that a business whose platform hangs cannot hold the job slots
-   * the others' batches need.
+   * Runs an event in one of the process's event slots, given to its business fairly
+   * (event-slots.ts). When its business is stalled (at its share and hanging, business-gate.ts),
+   * the event gives up (NO_ROOM: at once when none of this job's own events of it runs, else once
+   * waiting for a slot) and the job parks, so that a business whose platform hangs cannot hold
+   * the job slots the others' batches need.
    */
   private async runInSlots<T>(
     deps: EventProcessorDeps,

@@ -28,11 +28,11 @@ export async function processTimerJob(
   token: string | undefined,
   deps: EventProcessorDeps,
 ): Promise<TimerJobResult> {
-  // The timers queue also holds the jobs of bursts (issue 28).
+  // The timers queue also holds the jobs of bursts.
   if (isBurstJobData(job.data)) return processBurstJob(job, token, deps);
   const parsed = TimerJobDataSchema.safeParse(job.data);
   if (!parsed.success) {
-    // By path only: the data holds what customers wrote (issue 27).
+    // By path only: the data holds what customers wrote.
     throw new UnrecoverableError(
       `job ${job.id} does not hold a valid timer: ${describeIssuePaths(parsed.error.issues)}`,
     );

@@ -51,9 +51,9 @@ export interface EventProcessorDeps {
   onRetry?: () => void;
   /** Once per event, when its plan is first frozen (retries reuse it): exactly-once counts. */
   onPlanFrozen?: (plan: Plan) => void;
-  /** Set when `record.enabled`: keeps the event with its facts and plan (issue 15). */
+  /** Set when `record.enabled`: keeps the event with its facts and plan. */
   recorder?: EventRecorder;
-  /** Evaluates the shadow rules beside the plan, when the business has them (issue 28). */
+  /** Evaluates the shadow rules beside the plan, when the business has them. */
   shadow?: ShadowObserver;
 }
 

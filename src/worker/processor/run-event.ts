@@ -13,7 +13,8 @@ import { runPlannedActions } from './run-planned-actions.js';
 
 /**
  * What a batch job returns for each event it ran (kept with the job while `retention.done_events`
- * keeps done jobs, and in BullMQ's event stream): no conversation id, no text (issue 27).
+ * keeps done jobs, and in BullMQ's event stream): no conversation id, no text, so that what
+ * customers wrote stays out of what BullMQ keeps.
  */
 export interface EventRunResult {
   eventKey: string;
@@ -21,7 +22,7 @@ export interface EventRunResult {
   matched: string[];
   actions: ActionReport[];
   cancelledTimers: string[];
-  /** The event reported a message the bridge sent itself: no rule ran (exactly-once/own-sends.ts, issue 16). */
+  /** The event reported a message the bridge sent itself: no rule ran (exactly-once/own-sends.ts). */
   ownSend?: true;
 }
 
@@ -52,7 +53,7 @@ export async function runEvent(
     await removeTimerJobs(deps.timersQueue, cancelledTimers);
     log.info({ cancelledTimers }, 'cancelled timers');
   }
-  // A customer message that began a burst of a debounced rule adds its job (issue 28).
+  // A customer message that began a burst of a debounced rule adds its job.
   if (prepared.startedBursts.length > 0) {
     await scheduleBursts(deps.timersQueue, deps.keys, event, prepared.startedBursts, prepared.burstRules);
   }

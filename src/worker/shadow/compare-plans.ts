@@ -2,7 +2,7 @@ import { formatDuration } from '../../base/duration.js';
 import type { PlannedAction } from '../ports.js';
 
 /**
- * Shadow rules (issue 28): the active plan of an event against the candidate's, rule by rule.
+ * Shadow rules: the active plan of an event against the candidate's, rule by rule.
  * Pure. A rule differs when it matched in one plan and not the other, or when its actions, as
  * rendered for this event (texts with their templates filled in, destinations, timers with their
  * delays and what they would run), are not the same list in the same order. Action ids are left

@@ -8,7 +8,7 @@ import { comparePlans } from './compare-plans.js';
 import { hourOf, storeShadowCounts, storeShadowDifferences } from './shadow-store.js';
 
 /**
- * Shadow rules in the worker (issue 28): each live event's plan is made by the active rules and,
+ * Shadow rules in the worker: each live event's plan is made by the active rules and,
  * from the same facts at the same instant, by the candidate rules, which never act (their plan is
  * compared and dropped: no platform call, no forward, no timer, no state of their own). Where the
  * plans differ, the difference is counted in the metrics and kept (shadow-store.ts); the counts

@@ -6,7 +6,7 @@ import { globEscape, scanKeys } from '../../redis/scan-keys.js';
 import type { RuleDifference } from './compare-plans.js';
 
 /**
- * Where shadow rules keep what they found (issue 28), under the global prefix of the business
+ * Where shadow rules keep what they found, under the global prefix of the business
  * (queue/redis-keys.ts): three hashes, bounded by construction.
  * - `shadowExamples`: per rule a ring of its last `examples` differences, `<rule>|<slot>` -> JSON.
  * - `shadowTotals`: per rule its differences since the store began (the ring's position).

@@ -12,7 +12,7 @@ import { CONVERSATION_FIELDS, TIMER_REGISTRATION } from '../conversation-facts.j
 import { TimerJobDataSchema, timerField } from './timers.js';
 
 /**
- * The conversation clocks an operator can see (issue 16, "visible clocks"): per conversation, the
+ * The conversation clocks an operator can see: per conversation, the
  * timers waiting in the `timers` queue (when each is due, what set it, whether it is still pending)
  * and when the reply window closes. Read-only, for `convo-bridge timers list` and the emulator's
  * inbox page; it walks the queue's pending jobs, so it is an operator's tool, not a hot path.
@@ -20,7 +20,7 @@ import { TimerJobDataSchema, timerField } from './timers.js';
 export interface TimerView {
   timerId: string;
   rule: string;
-  /** `window_closing`, `after` for a rule's `after:` timer, `burst` for a debounced rule's burst (issue 28). */
+  /** `window_closing`, `after` for a rule's `after:` timer, `burst` for a debounced rule's burst. */
   trigger: 'after' | 'window_closing' | 'burst';
   clock: 'wall' | 'business';
   /** ISO instant. */

@@ -22,7 +22,7 @@ import { DEFAULT_STORE_TTLS } from '../store-ttls.js';
  */
 export const TimerJobDataSchema = z.object({
   timerId: z.string(),
-  /** The business that set it when the bridge serves several (issue 26); absent otherwise. */
+  /** The business that set it when the bridge serves several; absent otherwise. */
   business: BusinessIdSchema.optional(),
   conversationId: z.string(),
   rule: z.string(),
@@ -35,7 +35,7 @@ export const TimerJobDataSchema = z.object({
   dueLocal: z.string().optional(),
   /** `business`: the delay counted open business hours only. */
   clock: z.enum(['wall', 'business']).optional(),
-  /** What set it: absent for `after:` timers, `window_closing` for those rules (issue 16). */
+  /** What set it: absent for `after:` timers, `window_closing` for those rules. */
   trigger: z.literal('window_closing').optional(),
   /** Arrival counter when it first fired: events that arrived before it are handled first. */
   cut: z.number().optional(),
@@ -52,7 +52,8 @@ const REGISTRATION_TTL_MARGIN_MS = 24 * 3600 * 1000;
 
 /**
  * Registers a timer in its conversation hash and makes the hash live past the timer's due time
- * (never shortening a longer expiry another pending timer gave it: issue 27). A resumed run only
+ * (never shortening a longer expiry another pending timer gave it, which would drop that
+ * timer's registration before it fires). A resumed run only
  * keeps a registration that is there: none means the timer has fired or was cancelled since.
  * KEYS: conversation hash. ARGV: timer field, pending value, ttl ms, '1' for a resumed run.
  * Returns 'ok', or 'gone' for a resumed run that found no registration.
@@ -86,7 +87,7 @@ export function createTimerScheduler(
     async schedule(input) {
       const key = keys.conversation(input.conversationId);
       // A due time fixed by the plan (business time, window_closing) stays fixed when a run is
-      // retried later; otherwise the delay counts from now (issue 16).
+      // retried later; otherwise the delay counts from now.
       const at = now().getTime();
       const dueAt = input.dueAt !== undefined ? Date.parse(input.dueAt) : at + input.delayMs;
       const delayMs = Math.max(0, dueAt - at);
