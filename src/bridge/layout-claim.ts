@@ -22,7 +22,7 @@ export function claimLayoutInBackground(
         await claimLayout(redis, layout);
         return;
       } catch (error) {
-        // A refused database (issue 30) will not come right by retrying, and every connection
+        // A refused database will not come right by retrying, and every connection
         // of the bridge refuses to run commands in another one: stop, like a layout mismatch.
         if (error instanceof LayoutMismatchError || error instanceof RedisDatabaseError) {
           state.layoutProblem = error;

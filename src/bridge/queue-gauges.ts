@@ -33,7 +33,7 @@ export interface QueueGaugeDeps {
  * Queue depths, the age of the oldest waiting event, dead letters and the quarantine, read from
  * Redis when Prometheus scrapes (never cached stale, never counted per event). A read that fails
  * or times out leaves the gauge without a sample for that scrape rather than a made-up 0, which
- * a "dead letters growing" alert would take for a drop and then a rise (issue 29).
+ * a "dead letters growing" alert would take for a drop and then a rise.
  */
 export function registerQueueGauges(registry: Registry, deps: QueueGaugeDeps): void {
   const { shards, redis, isDown } = deps;

@@ -52,7 +52,7 @@ export function createReadiness(deps: ReadinessDeps): () => Promise<string | nul
       return null;
     }
     if (!worker.isRunning()) return `the worker has stopped taking jobs while ${waiting} are waiting`;
-    // Counted by this process's workers: done jobs are not kept in Redis to be counted (issue 27).
+    // Counted by this process's workers: done jobs are not kept in Redis to be counted.
     const finished = worker.finishedJobs();
     if (finished !== lastFinished) {
       lastFinished = finished;

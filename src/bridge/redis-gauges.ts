@@ -15,13 +15,13 @@ export interface RedisGaugeDeps {
 }
 
 /**
- * What the alerts of deploy/prometheus/alerts.yml need to know about Redis itself (issue 29),
+ * What the alerts of deploy/prometheus/alerts.yml need to know about Redis itself,
  * read when Prometheus scrapes, never per event:
  * - `convo_bridge_redis_up`: 0 while this process cannot reach Redis (webhooks 503, the worker
  *   waits); an alert on it needs /metrics to answer during the outage, hence the deadline;
  * - `convo_bridge_redis_replicas` and `_replicas_wanted`: the fewest online replicas of any
  *   primary against `redis.replicas_ack`. Fewer than wanted and every webhook whose event lands
- *   on that primary is answered 503 (issue 29, "a cluster without replicas is silently unusable").
+ *   on that primary is answered 503 (without this gauge, such a cluster is silently unusable).
  *   No sample while Redis does not answer (the Redis alert says so) or INFO is refused.
  */
 export function registerRedisGauges(registry: Registry, deps: RedisGaugeDeps): void {

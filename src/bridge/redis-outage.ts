@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 /**
  * What a running bridge says while Redis is away: one warning when it goes, one every interval
  * while it stays away, one line when it is back, instead of one line (and a stack trace) per
- * reconnect attempt of each of its half-dozen connections (issue 13, item 3).
+ * reconnect attempt of each of its half-dozen connections.
  */
 export interface OutageReporter {
   /** A connection error; returns the warning to log, or null when one was logged recently. */
@@ -48,7 +48,7 @@ export function createOutageReporter(options: {
  * Errors that only say "Redis is not reachable right now" (the outage report covers them): socket
  * errors, and what ioredis says when a cluster's nodes or a Sentinel setup's sentinels are all gone
  * (a cluster client repeats "Failed to refresh slots cache." on every reconnect attempt: 2,650
- * lines in 45 s in issue 29).
+ * lines in 45 s).
  */
 const CONNECTION_ERROR =
   /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|EPIPE|Connection is closed|connect ETIMEDOUT|max retries per request|Stream isn't writeable|Redis (does not|is not)|Failed to refresh slots cache|None of startup nodes is available|Cluster is (ended|disconnect)|Cluster isn't ready|CLUSTERDOWN|Too many Cluster redirections|All sentinels are unreachable/i;

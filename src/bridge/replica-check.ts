@@ -12,8 +12,8 @@ export interface ReplicaCheck {
 
 /**
  * What is wrong when some primaries have fewer replicas than `replicasAck`, or null. Every webhook
- * whose event is stored on such a primary is answered 503 (WAIT never gets its replicas: issue 29,
- * a cluster without replicas answered every webhook 503 while /readyz said 200).
+ * whose event is stored on such a primary is answered 503 (WAIT never gets its replicas: a
+ * cluster without replicas would answer every webhook 503 while /readyz said 200).
  */
 export function describeMissingReplicas(
   counts: readonly PrimaryReplicas[],

@@ -169,17 +169,18 @@ async function buildBase(options: RunBridgeOptions): Promise<BridgeBase> {
   const { config } = loaded;
   const baseLogger = options.logger ?? createLogger({ level: config.log.level });
   const address = describeTopology(config.redis.topology);
-  // Redis down must not flood the log (issue 13): one report per interval from the control
+  // Redis down must not flood the log: one report per interval from the control
   // connection below; the same errors from the other connections are dropped meanwhile.
   const outageIntervalMs = options.outageReportIntervalMs ?? 30_000;
   const outage = createOutageReporter({ address, intervalMs: outageIntervalMs });
   const logger = quietConnectionErrors(baseLogger, { isDown: outage.isDown, intervalMs: outageIntervalMs });
   const log = logger.child({ mode: options.mode });
-  // Issue 12: say at start-up which defaults the config relies on (unmapped WhatsApp channels...).
+  // Say at start-up which defaults the config relies on (unmapped WhatsApp channels...).
   for (const line of describeConfigDefaults(config)) log.info(`config default: ${line}`);
   // What `validate` warns about (a rule that can never fire...) is said at start-up too.
   for (const warning of loaded.warnings) log.warn(`config warning: ${formatConfigIssue(warning)}`);
-  // Off by default; when on, installed before the receiver and the worker are built (issue 14).
+  // Off by default; when on, installed before the receiver and the worker are built, so that
+  // what they build is traced.
   const tracing = await setUpTracing(config.tracing, env, { mode: options.mode, log });
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'convo_bridge_' });
@@ -213,7 +214,7 @@ async function buildBase(options: RunBridgeOptions): Promise<BridgeBase> {
   };
 }
 
-/** The gauges read from Redis when Prometheus scrapes (queues, dead letters, Redis itself; issue 29). */
+/** The gauges read from Redis when Prometheus scrapes (queues, dead letters, Redis itself). */
 function registerGauges(base: BridgeBase, composed: ComposedWorker | undefined): void {
   const { registry, redis, layout, outage, config, served } = base;
   registerQueueGauges(registry, {
@@ -467,7 +468,7 @@ function sharedSettingsChanged(before: BridgeConfig, after: BridgeConfig): boole
 
 /**
  * A Redis that holds another key layout than the config asks for stops the bridge with exit code
- * 2; one that refuses the configured database (issue 30) with exit code 1: the config names a
+ * 2; one that refuses the configured database with exit code 1: the config names a
  * database this server does not have, and nothing may run in another one.
  */
 function stopOnLayoutMismatch(base: BridgeBase, shutdown: Shutdown): void {

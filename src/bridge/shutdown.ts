@@ -53,7 +53,7 @@ export interface Shutdown {
  * The one shutdown path: readiness off, config watch off, HTTP drained, then the receiver and the
  * worker closed (in-flight jobs finished), then the control connection and tracing. Every step is
  * bounded, so that a stop ends within `worker.shutdown_grace` and a few seconds whatever Redis does
- * (gone before the stop, or going while jobs finish: issue 29); what could not finish stays in
+ * (gone before the stop, or going while jobs finish); what could not finish stays in
  * Redis for the next worker.
  */
 export function createShutdown(parts: ShutdownParts): Shutdown {

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 /**
  * TEST ONLY: `CONVO_BRIDGE_TEST_CLOCK_OFFSET_MS` shifts the worker's clock (rules, windows,
  * business-time timers) by that many milliseconds, so an end-to-end test can start a bridge at a
- * chosen wall-clock moment (a Friday evening) and watch a timer fire at a real instant (issue 16).
+ * chosen wall-clock moment (a Friday evening) and watch a timer fire at a real instant.
  * Never set it in production: replies would be judged against a wrong clock.
  */
 export const TEST_CLOCK_ENV = 'CONVO_BRIDGE_TEST_CLOCK_OFFSET_MS';

@@ -9,7 +9,7 @@ import { listConversationClocks } from '../worker/timers/list-timers.js';
 import { resolveRedisTarget } from './redis-target.js';
 
 /**
- * The emulator's inbox page shows a bridge's clocks (issue 16) when `convo-bridge emulator` is
+ * The emulator's inbox page shows a bridge's clocks when `convo-bridge emulator` is
  * given `--clocks-config FILE`: this reads them from that bridge's Redis, as `timers list` does.
  * The wiring lives in the CLI so the emulator itself imports nothing from the bridge.
  */

@@ -5,7 +5,7 @@ import { describeTopology, type RedisTopology } from '../redis/redis-connection.
 
 /**
  * What `validate` says about `redis:`: which topology, how keys are laid out, what an
- * acknowledged webhook is guaranteed, and the choices that would hurt (issue 14).
+ * acknowledged webhook is guaranteed, and the choices that would hurt.
  */
 export function describeRedisConfig(redis: BridgeConfig['redis']): string[] {
   const { topology } = redis;

@@ -18,8 +18,8 @@ import type { BusinessOptions } from '../emulator/emulator-options.js';
 import { CliError } from './cli-error.js';
 
 /**
- * `convo-bridge emulator --businesses FILE`: the businesses an emulator hosts, as YAML or JSON
- * (issue 26, item 5). Secrets may come from the environment (`${VAR}`), so the file can be
+ * `convo-bridge emulator --businesses FILE`: the businesses an emulator hosts, as YAML or JSON.
+ * Secrets may come from the environment (`${VAR}`), so the file can be
  * committed without them; a seed path is relative to the file.
  *
  *   businesses:

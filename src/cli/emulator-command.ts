@@ -411,7 +411,7 @@ async function runEmulator(flags: EmulatorFlags, io: CliIo, command: Command): P
   const options: EmulatorOptions = {
     ...base,
     ...(clocks ? { clocks: clocks.clocks } : {}),
-    // Failed deliveries were visible only at /_emulator/deliveries (issue 13, item 9).
+    // Failed deliveries are said on stderr too: at /_emulator/deliveries alone they went unseen.
     onWebhookFailure: (failure) =>
       io.stderr(`${describeWebhookFailure(failure, { withBusiness: several })}\n`),
   };

@@ -6,7 +6,7 @@ import type { ConversationFacts } from '../rules/plan.js';
 import { CliError } from './cli-error.js';
 
 /**
- * `explain` with debounced rules (issue 28). Several `--event` files are customer messages of one
+ * `explain` with debounced rules. Several `--event` files are customer messages of one
  * conversation; each debounced rule groups them into bursts by the time each was received (a
  * canonical event's `receivedAt`; a webhook body's own timestamp) and is evaluated on each burst
  * when it ends. One message is a burst of one: what the rule would do if nothing followed.

@@ -37,7 +37,7 @@ interface ForgetFlags extends RedisTargetFlags {
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
-/** `convo-bridge forget --conversation ID | --customer PHONE|EMAIL` (issue 27). */
+/** `convo-bridge forget --conversation ID | --customer PHONE|EMAIL`: erases what is kept of them. */
 export function registerForgetCommand(program: Command, io: CliIo): void {
   addRedisTargetOptions(
     program

@@ -2,7 +2,7 @@ import type { ShadowExample } from '../worker/shadow/shadow-store.js';
 import { formatTable } from './format-table.js';
 
 /**
- * `convo-bridge shadow report` (issue 28): what the shadow rules found, per rule, built from the
+ * `convo-bridge shadow report`: what the shadow rules found, per rule, built from the
  * hourly counts and the kept differences (worker/shadow/shadow-store.ts), as JSON or as text.
  */
 

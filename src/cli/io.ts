@@ -12,7 +12,7 @@ export interface CliIo {
 /**
  * A writer to one of the process's streams that goes quiet once the reader has gone. Node ignores
  * SIGPIPE, so `convo-bridge test | head -2` used to end in an unhandled `write EPIPE` stack trace
- * and exit 1 (issue 30). Here an EPIPE stops further writes to that stream, quietly; the command
+ * and exit 1. Here an EPIPE stops further writes to that stream, quietly; the command
  * runs on and ends with its own exit code (what `set -o pipefail` reports). Any other write error
  * (a full disk) also stops the writes, and `onOtherError` says so. The listener is added on the first write, so importing this module changes nothing.
  */

@@ -263,7 +263,7 @@ function databaseOf(topology: RedisTopology): number {
 
 /**
  * Where an operator command reads, for its header and its empty hint: the address and the
- * database (issue 30: a command that read another database than meant said "no entries").
+ * database (a command that read another database than meant would just say "no entries").
  */
 export function describeWhere(target: Pick<RedisTarget, 'address' | 'database' | 'topology'>): string {
   return target.topology.kind === 'cluster' ? target.address : `${target.address} db ${target.database}`;
@@ -327,7 +327,7 @@ export async function runWithRedis<T>(
 /**
  * Other prefixes under which `keySuffix` exists (e.g. `bridge:dead:index`), for the hint after an
  * empty listing: the usual cause is a prefix that is not the bridge's. SCAN on every primary (a
- * cluster's keys are spread over them: one node's SCAN missed most of them, issue 29), bounded to
+ * cluster's keys are spread over them: one node's SCAN would miss most of them), bounded to
  * `maxScanned` keys per primary and 10 prefixes.
  */
 export async function otherPrefixesWith(

@@ -13,7 +13,7 @@ import {
   runWithRedis,
 } from './redis-target.js';
 
-/** `convo-bridge reshard`: change redis.shards by draining first (issue 14, point 3). */
+/** `convo-bridge reshard`: change redis.shards by draining first, as most conversations move shard. */
 export function registerReshardCommand(program: Command, io: CliIo): void {
   const command = addRedisTargetOptions(
     program

@@ -86,7 +86,7 @@ config, 2 a port unavailable. Redis down is not an exit: the process stays up (/
         if (bridge.url) io.stdout(`convo-bridge ${mode}: listening on ${bridge.url}\n`);
         process.exitCode = await bridge.stopped;
         // Everything is closed; a connection still retrying an unreachable Redis must not keep
-        // the process alive after a stop (issue 13: SIGTERM while Redis is down).
+        // the process alive after a stop (a SIGTERM while Redis is down would otherwise hang).
         setTimeout(() => process.exit(), 1_000).unref();
       });
   }

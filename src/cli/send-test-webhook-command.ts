@@ -175,7 +175,7 @@ export function registerSendTestWebhookCommand(program: Command, io: CliIo): voi
       if (flags.event === 'test') {
         io.stdout('acknowledged: the test ping is answered and not queued\n');
       } else {
-        // 200 means stored, not done: the worker acts later and may still fail (issue 13, item 8).
+        // 200 means stored, not done: the worker acts later and may still fail.
         io.stdout(
           `queued: the receiver stored the event; the worker acts on it in the background (this tool does not wait). Check the conversation on the platform, the bridge's log, or \`convo-bridge dlq list\`\n`,
         );

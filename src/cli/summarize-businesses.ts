@@ -14,7 +14,7 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 const SHOWN_IDS = 5;
 
 /**
- * `validate` of a config with businesses (issue 26): what all share once (receiver, Redis,
+ * `validate` of a config with businesses: what all share once (receiver, Redis,
  * tracing), two lines per business, the defaults they rely on, and the shared rules. No secrets.
  */
 export function summarizeBusinesses(loaded: LoadedConfig, env: NodeJS.ProcessEnv = process.env): string {
@@ -64,7 +64,7 @@ export function describeBusiness(business: LoadedBusiness): [string, string] {
   ];
 }
 
-/** The defaults the businesses rely on (issue 12), each once, naming the businesses when not all. */
+/** The defaults the businesses rely on, each once, naming the businesses when not all. */
 function sharedDefaults(businesses: readonly LoadedBusiness[]): string[] {
   const holders = new Map<string, string[]>();
   for (const business of businesses) {

@@ -66,7 +66,7 @@ export function registerTestCommand(program: Command, io: CliIo): void {
     });
 }
 
-/** A config to look beside that is missing is "not found", not "no test files beside it" (issue 30). */
+/** A config to look beside that is missing is "not found", not "no test files beside it". */
 async function mustExist(config: string, what: string): Promise<void> {
   const found = await stat(config).catch((error: NodeJS.ErrnoException) => error);
   if (found instanceof Error) {

@@ -35,7 +35,7 @@ function rows(clocks: readonly ConversationClocks[]): string[][] {
   });
 }
 
-/** `convo-bridge timers list`: the conversation clocks (issue 16). */
+/** `convo-bridge timers list`: the conversation clocks. */
 export function registerTimersCommand(program: Command, io: CliIo): void {
   const timers = addRedisTargetOptions(
     program

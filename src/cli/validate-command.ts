@@ -115,18 +115,18 @@ export function summarize(loaded: LoadedConfig, env: NodeJS.ProcessEnv = process
   );
   const destinations = Object.entries(c.destinations).map(([name, d]) => describeDestination(name, d.fields));
   if (destinations.length > 0) lines.push(`  destinations: ${destinations.join('; ')}`);
-  // Said when on, or when the config asks for it and something turns it off (issue 14).
+  // Said when on, or when the config asks for it and something turns it off.
   const tracing = resolveTracing(c.tracing, env);
   if (tracing.enabled || c.tracing.enabled === true || c.tracing.endpoint !== null) {
     lines.push(`  tracing: ${describeTracing(tracing)}`);
   }
-  // Issue 12: every default a wrong guess would hurt is said, with what it means.
+  // Every default a wrong guess would hurt is said, with what it means.
   for (const line of describeConfigDefaults(c)) lines.push(`  default: ${line}`);
   for (const rule of rules) lines.push(describeRule(rule));
   return `${lines.join('\n')}\n`;
 }
 
-/** Fields of an event that hold what customers wrote or are called (issue 27). */
+/** Fields of an event that hold what customers wrote or are called: personal data. */
 const CUSTOMER_FIELDS: readonly string[] = [
   'text',
   'caption',

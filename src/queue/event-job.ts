@@ -3,7 +3,7 @@ import { BusinessIdSchema } from '../events/business-id.js';
 import { ConversationEventSchema } from '../events/conversation-event.js';
 
 /**
- * W3C Trace Context of one event (issue 14): set by a receiver with tracing on, so the worker's
+ * W3C Trace Context of one event: set by a receiver with tracing on, so the worker's
  * span of this event continues the trace of the webhook that brought it (one job carries events of
  * many webhooks, so the job's own context cannot). Optional, so jobs without it still parse; a
  * malformed one is dropped rather than failing the event (tracing must never cost an event).

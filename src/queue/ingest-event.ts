@@ -125,7 +125,7 @@ export function ingestBatch(
 }
 
 /**
- * The same for the events of several businesses in one batch (issue 26): each event's
+ * The same for the events of several businesses in one batch: each event's
  * conversation keys are its business's (`keysOf`), the event keys and arrival counter the
  * shard's (see redis-keys.ts).
  */
@@ -162,7 +162,7 @@ export async function ingestItems(
       results.push({ outcome: 'duplicate', jobId, arrival });
       return;
     }
-    const trace = carrierOf(event); // undefined unless tracing is on (issue 14)
+    const trace = carrierOf(event); // undefined unless tracing is on
     const batched: BatchedEvent = {
       arrival,
       ...jobBusinessField(naming),

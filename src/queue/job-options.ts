@@ -2,7 +2,7 @@ import type { JobsOptions, KeepJobs, QueueOptions } from 'bullmq';
 import type { RetentionSettings } from '../config/config-schema.js';
 
 /**
- * What BullMQ keeps of the bridge's jobs, from the config's `retention:` section (issue 27): the
+ * What BullMQ keeps of the bridge's jobs, from the config's `retention:` section: the
  * data of done events and fired timers (completed jobs) is removed the moment the job completes by
  * default (`done_events: 0s`), or kept by age; failed jobs by age. Both with a count cap, as
  * before. BullMQ applies these when a job finishes; the worker's retention sweep

@@ -47,7 +47,7 @@ async function readRunOwners(redis: RedisClient, from: KeyLayout): Promise<Map<s
 
 /**
  * Every conversation's state (facts, once-marks, cooldowns, timer registrations), to its new shard;
- * a business's conversations (`<root>:b:<id>:conv:<hash>`, issue 26) keep their business.
+ * a business's conversations (`<root>:b:<id>:conv:<hash>`) keep their business.
  */
 async function moveConversations(redis: RedisClient, shard: QueueShard, to: KeyLayout): Promise<number> {
   const root = shard.keys.prefix;

@@ -138,7 +138,7 @@ export function bridgeKeys(
     recordedEntries: `${g}:recorded:entries`,
     recordedSeq: `${g}:recorded:seq`,
     /**
-     * Shadow rules (issue 28, worker/shadow/): per rule its last differences between the active and
+     * Shadow rules (worker/shadow/): per rule its last differences between the active and
      * the candidate plan (`<rule>|<slot>` -> JSON, a ring of `shadow.examples` slots per rule), the
      * differences per rule since the store began (ring positions), and the counts of one hour
      * (`<hours since 1970>`: events, matches and differences per rule).

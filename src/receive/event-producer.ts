@@ -427,7 +427,7 @@ async function waitUntilConnected(
 
 /**
  * Closes every shard's queue, then the connection (QUIT, or a disconnect when it hangs), each step
- * bounded: a close must not wait for a Redis that is gone (issue 29).
+ * bounded: a close must not wait for a Redis that is gone.
  */
 async function closeProducer(redis: RedisClient, queues: readonly ShardQueue[]): Promise<void> {
   await settleWithin(Promise.all(queues.map((queue) => queue.close())), 1_000);

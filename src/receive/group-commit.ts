@@ -5,7 +5,7 @@ import type { IngestItem, IngestResult } from '../queue/ingest-event.js';
 const MAX_BATCH_EVENTS = 64;
 const MAX_BATCH_BYTES = 512 * 1024;
 
-/** What a batch holds: events, or events with their business (a bridge of several, issue 26). */
+/** What a batch holds: events, or events with their business (a bridge of several). */
 type Storable = ConversationEvent | IngestItem;
 
 const eventOf = (item: Storable): ConversationEvent => ('event' in item ? item.event : item);

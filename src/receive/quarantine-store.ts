@@ -64,7 +64,7 @@ const DEFAULT_MAX_AGE_SECONDS = Math.ceil(parseRetentionSettings().quarantineMs 
  * Keeps the first copy of a body (a redelivery does not reset its time), then trims the oldest
  * beyond the bound and (at most 100 per add, so an add stays cheap) those older than the max age,
  * all in one step so the index and the hash never disagree. Both keys expire max age after the
- * last add: every entry is older than that by then (issue 27: retention.quarantine).
+ * last add: every entry is older than that by then (the max age is retention.quarantine).
  */
 const ADD_LUA = `
 local added = redis.call('ZADD', KEYS[1], 'NX', ARGV[2], ARGV[1])

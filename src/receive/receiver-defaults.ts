@@ -1,12 +1,12 @@
 import { parseRetentionSettings, receiverSchema, redisSchema } from '../config/config-schema.js';
 import { DEFAULT_QUARANTINE_BODY_BYTES, DEFAULT_QUARANTINE_MAX } from './quarantine-store.js';
 
-// Defaults are written once, in the config schema (issue 25): createReceiver's are the config's
-// `receiver:`, `redis:` and `retention:` sections as the schema fills in empty ones, in the
-// receiver's units.
+// Defaults are written once, in the config schema, so that the receiver's and the config's cannot
+// drift apart: createReceiver's are the config's `receiver:`, `redis:` and `retention:` sections
+// as the schema fills in empty ones, in the receiver's units.
 const receiverSection = receiverSchema.parse({});
 const redisSection = redisSchema.parse({});
-/** The `retention:` section as the schema fills in an empty one (issue 27). */
+/** The `retention:` section as the schema fills in an empty one. */
 export const DEFAULT_RETENTION = parseRetentionSettings();
 
 /** Defaults of createReceiver's options (and of the event producer's replica acknowledgement). */

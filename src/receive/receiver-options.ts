@@ -79,7 +79,7 @@ export interface ReceiverOptions extends EventStoreTarget {
   readiness?: () => string | null | Promise<string | null>;
   /**
    * More to say in `GET /readyz`'s body, ready or not (a bridge of several businesses: each one's
-   * state, issue 26). It never changes the status code.
+   * state). It never changes the status code.
    */
   readinessDetails?: () => Record<string, unknown>;
 }

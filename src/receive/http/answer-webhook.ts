@@ -73,7 +73,7 @@ export function createWebhookAnswerer(deps: {
 /**
  * The 503 warnings: the first for a reason at once, the next ones for that reason counted and
  * logged as one line at the end of the interval (a cluster without replicas answered 200 webhooks
- * 503 with 200 identical warnings, issue 29).
+ * 503 with 200 identical warnings).
  */
 function unavailableLog(log: Logger, intervalMs: number) {
   const seconds = Math.round(intervalMs / 1000);

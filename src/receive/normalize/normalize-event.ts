@@ -33,7 +33,7 @@ export type NormalizeResult =
       /**
        * Set when the body gives an event time that cannot be read, so the event time is the receive
        * time. The receiver takes the event anyway (a bad sender clock is no reason to lose a
-       * message); explain and rule tests refuse it (issue 30).
+       * message); explain and rule tests refuse it, since their verdicts depend on the event time.
        */
       unreadableTime?: UnreadableTime;
     }
