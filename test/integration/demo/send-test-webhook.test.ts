@@ -150,7 +150,10 @@ describe('convo-bridge send-test-webhook against a real receiver (real Redis)', 
 
   it('a wrong path on a bridge of several businesses: the hint says where their paths come from and how to list them', async () => {
     const several = createReceiver({
-      businesses: [{ id: 'toko-a', path: '/webhooks/toko-a', secrets: [SECRET] }],
+      businesses: [
+        { id: 'toko-a', path: '/webhooks/toko-a', secrets: [SECRET] },
+        { id: 'toko-b', path: '/webhooks/toko-b', secrets: [`${SECRET}-b`] },
+      ],
       redisUrl: testRedisUrl(),
       prefix,
     });
