@@ -4,10 +4,13 @@ import { exampleConfig } from '../../support/bridge-harness.js';
 import { createWorld, type World } from '../../support/e2e-world.js';
 
 // Found by the fault-injection suite (test/faults, scenario 4): during a 401 storm the worker
-// paused and logged the alarm, but `convo_bridge_platform_auth_failing` stayed 0.
+// paused and logged the alarm, but `convo_bridge_platform_auth_failing` stayed 0. Every business
+// has its own series, `business="default"` for a config without `businesses:`.
 async function authFailing(w: World): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${w.env.PORT}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith('convo_bridge_platform_auth_failing '));
+  const line = text
+    .split('\n')
+    .find((l) => l.startsWith('convo_bridge_platform_auth_failing{business="default"} '));
   return Number(line?.split(' ')[1] ?? Number.NaN);
 }
 
