@@ -140,14 +140,11 @@ function platformClientFor(
   return createPlatformClient({
     baseUrl: platform.baseUrl,
     form: platform.form,
-    auth:
-      platform.auth.businessId === null
-        ? { scheme: platform.auth.scheme, secret: platform.auth.secret }
-        : {
-            scheme: platform.auth.scheme,
-            businessId: platform.auth.businessId,
-            secret: platform.auth.secret,
-          },
+    auth: {
+      scheme: platform.auth.scheme,
+      businessId: platform.auth.businessId,
+      secret: platform.auth.secret,
+    },
     timeoutMs: platform.timeoutMs,
     retry: platform.retry,
     allowInsecureHttp: true,

@@ -93,9 +93,9 @@ async function readEvents(options: Options, io: CliIo): Promise<RecordedEvent[]>
   const sinceMs = parseSince(options.since);
   const target = await resolveRedisTarget({
     config: options.config,
-    ...(options.redisUrl !== undefined ? { redisUrl: options.redisUrl } : {}),
-    ...(options.prefix !== undefined ? { prefix: options.prefix } : {}),
-    ...(options.business !== undefined ? { business: options.business } : {}),
+    redisUrl: options.redisUrl,
+    prefix: options.prefix,
+    business: options.business,
   });
   const read = await runWithRedis(target, (redis, layout) =>
     readRecordedEvents(redis, layout.global, sinceMs !== undefined ? { sinceMs } : {}),

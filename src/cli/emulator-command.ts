@@ -72,7 +72,7 @@ Admin API and curl session: docs/emulator.md.
  * several businesses the line names the business too.
  */
 export function describeWebhookFailure(f: WebhookFailure, options: { withBusiness?: boolean } = {}): string {
-  const of = options.withBusiness && f.businessId !== undefined ? ` of business ${f.businessId}` : '';
+  const of = options.withBusiness ? ` of business ${f.businessId}` : '';
   const what = `webhook ${f.deliveryId} ${f.event} (${f.conversationId})${of} to ${f.url}: attempt ${f.attempt}/${f.maxAttempts} failed: ${f.error}`;
   if (f.retryInMs !== null) {
     const wait = f.retryInMs < 1000 ? `${f.retryInMs} ms` : `${Math.round(f.retryInMs / 100) / 10} s`;
@@ -135,6 +135,7 @@ export function parseBusinessFlag(value: string): BusinessOptions {
 
 /** Flags that configure the business of --business-id, with the flag each is. */
 const FIRST_BUSINESS_FLAGS = [
+  ['secret', '--secret'],
   ['businessName', '--business-name'],
   ['webhookUrl', '--webhook-url'],
   ['webhookSecret', '--webhook-secret'],
@@ -144,10 +145,51 @@ const FIRST_BUSINESS_FLAGS = [
 ] as const;
 
 /**
- * The businesses after the one of --business-id: each --business in order, then the file's. Two
- * with one id, or one Secret Key, are refused here with the flags or file places that give them.
+ * The business of --business-id and the flags that configure it, as a table of none or one: read
+ * here once, so that the options carry every business in one list.
  */
-function moreBusinesses(flags: EmulatorFlags, fromFile: readonly FileBusiness[]): BusinessOptions[] {
+function flagsBusiness(flags: EmulatorFlags): BusinessOptions[] {
+  const { businessId, secret } = flags;
+  if (businessId === undefined) {
+    const stray: string[] = FIRST_BUSINESS_FLAGS.filter(([key]) => flags[key] !== undefined).map(
+      ([, flag]) => flag,
+    );
+    if (flags.apiFeature === false) stray.push('--no-api-feature');
+    if (stray.length > 0) {
+      throw new CliError(
+        `${stray.join(', ')} configure${stray.length === 1 ? 's' : ''} the business of --business-id, which is not given: add --business-id and --secret, or use --business ID:SECRET:WEBHOOK_URL or a --businesses file`,
+      );
+    }
+    return [];
+  }
+  if (secret === undefined) throw new CliError("--business-id needs --secret (the business's Secret Key)");
+  return [
+    {
+      businessId,
+      secret,
+      ...(flags.businessName === undefined ? {} : { businessName: flags.businessName }),
+      ...webhookTargets(
+        flags.webhookUrl,
+        flags.webhookSecret,
+        flags.handoverWebhookUrl,
+        flags.handoverWebhookSecret,
+      ),
+      ...(flags.apiFeature === false ? { apiFeature: false } : {}),
+      ...(flags.seed === undefined ? {} : { seedFile: flags.seed }),
+    },
+  ];
+}
+
+/**
+ * The businesses after the one of --business-id: each --business in order, then the file's. Two
+ * with one id, or one Secret Key (the first business's among them), are refused here with the
+ * flags or file places that give them.
+ */
+function moreBusinesses(
+  flags: EmulatorFlags,
+  own: readonly BusinessOptions[],
+  fromFile: readonly FileBusiness[],
+): BusinessOptions[] {
   const labelled: { options: BusinessOptions; label: string }[] = [
     ...(flags.business ?? []).map((value) => {
       const options = parseBusinessFlag(value);
@@ -155,10 +197,14 @@ function moreBusinesses(flags: EmulatorFlags, fromFile: readonly FileBusiness[])
     }),
     ...fromFile.map((b) => ({ options: b.options, label: `${b.where} (${b.options.businessId})` })),
   ];
-  const ids = new Map<string, string>();
-  const secrets = new Map<string, string>();
-  if (flags.businessId !== undefined) ids.set(flags.businessId.trim(), '--business-id');
-  if (flags.secret !== undefined) secrets.set(flags.secret, `--secret (${flags.businessId ?? '?'})`);
+  if (own.length + labelled.length === 0) {
+    throw new CliError(
+      'no business: give --business-id and --secret, or --business ID:SECRET, or --businesses FILE',
+    );
+  }
+  // The first business's Secret Key is named by its flag and its business, never by its value.
+  const ids = new Map<string, string>(own.map((b) => [b.businessId.trim(), '--business-id']));
+  const secrets = new Map<string, string>(own.map((b) => [b.secret, `--secret (${b.businessId})`]));
   for (const { options, label } of labelled) {
     const id = options.businessId.trim();
     const sameId = ids.get(id);
@@ -181,29 +227,16 @@ function moreBusinesses(flags: EmulatorFlags, fromFile: readonly FileBusiness[])
 
 /**
  * Turns the flags (and the businesses of a --businesses file, read beforehand) into startEmulator
- * options; every mistake is a CliError naming the flag.
+ * options; every mistake is a CliError naming the flag. The business of --business-id goes in the
+ * options' top-level business fields (their names are a business's own), so that the emulator's
+ * messages about it name the fields as always; the others in `businesses`.
  */
 export function emulatorOptionsFromFlags(
   flags: EmulatorFlags,
   fromFile: readonly FileBusiness[] = [],
 ): EmulatorOptions {
-  if (flags.businessId === undefined) {
-    const stray: string[] = FIRST_BUSINESS_FLAGS.filter(([key]) => flags[key] !== undefined).map(
-      ([, flag]) => flag,
-    );
-    if (flags.apiFeature === false) stray.push('--no-api-feature');
-    if (stray.length > 0) {
-      throw new CliError(
-        `${stray.join(', ')} configure${stray.length === 1 ? 's' : ''} the business of --business-id, which is not given: add --business-id and --secret, or use --business ID:SECRET:WEBHOOK_URL or a --businesses file`,
-      );
-    }
-  }
-  const more = moreBusinesses(flags, fromFile);
-  if (flags.businessId === undefined && more.length === 0) {
-    throw new CliError(
-      'no business: give --business-id and --secret, or --business ID:SECRET, or --businesses FILE',
-    );
-  }
+  const own = flagsBusiness(flags);
+  const more = moreBusinesses(flags, own, fromFile);
   if (flags.webhookSecret !== undefined && flags.webhookUrl === undefined) {
     throw new CliError(
       '--webhook-secret needs --webhook-url (where the webhooks go); without --webhook-secret they carry the --secret key',
@@ -231,23 +264,13 @@ export function emulatorOptionsFromFlags(
   return {
     port: parseInteger(flags.port, '--port', 0, 65_535),
     form: flags.form,
-    ...(flags.businessId === undefined ? {} : { businessId: flags.businessId }),
-    ...(flags.secret === undefined ? {} : { secret: flags.secret }),
+    ...own[0],
     ...(more.length === 0 ? {} : { businesses: more }),
     delivery,
-    ...(flags.businessName === undefined ? {} : { businessName: flags.businessName }),
-    ...webhookTargets(
-      flags.webhookUrl,
-      flags.webhookSecret,
-      flags.handoverWebhookUrl,
-      flags.handoverWebhookSecret,
-    ),
-    ...(flags.apiFeature === false ? { apiFeature: false } : {}),
     ...(flags.echoApiSends === true ? { echoApiSends: true } : {}),
     ...(flags.imageLinks === undefined && flags.reachableLinks === undefined
       ? {}
       : { links: { images: prefixList(flags.imageLinks), reachable: prefixList(flags.reachableLinks) } }),
-    ...(flags.seed === undefined ? {} : { seedFile: flags.seed }),
     ...(flags.randomSeed === undefined
       ? {}
       : { seed: parseInteger(flags.randomSeed, '--random-seed', 0, 0xffff_ffff) }),
@@ -364,12 +387,10 @@ export function registerEmulatorCommand(program: Command, io: CliIo): void {
  */
 function requireFirstBusiness(flags: EmulatorFlags, command: Command): void {
   const named = (flags.business ?? []).length > 0 || flags.businesses !== undefined;
-  const missing =
-    flags.businessId === undefined && (flags.secret !== undefined || !named)
-      ? '--business-id <id>'
-      : flags.secret === undefined && flags.businessId !== undefined
-        ? '--secret <key>'
-        : undefined;
+  let missing: string | undefined;
+  if (flags.businessId === undefined) {
+    if (flags.secret !== undefined || !named) missing = '--business-id <id>';
+  } else if (flags.secret === undefined) missing = '--secret <key>';
   if (missing === undefined) return;
   command.error(
     `error: required option '${missing}' not specified${named || missing === '--secret <key>' ? '' : ' (or name the businesses with --business ID:SECRET or --businesses FILE)'}`,
@@ -377,21 +398,21 @@ function requireFirstBusiness(flags: EmulatorFlags, command: Command): void {
   );
 }
 
-/** The banner's lines about the businesses, when there are several (never a secret). */
-function describeBusinesses(options: EmulatorOptions): string {
-  const all = [
-    ...(options.businessId === undefined
-      ? []
-      : [{ businessId: options.businessId, webhook: options.webhook }]),
-    ...(options.businesses ?? []),
-  ];
-  if (all.length < 2) return '';
-  const width = Math.max(...all.map((b) => b.businessId.length));
-  const lines = all.map(
+/**
+ * The banner's lines about the businesses: where the webhooks of one go, or a line for each of
+ * several (never a secret).
+ */
+function describeBusinesses(businesses: readonly BusinessOptions[]): string {
+  const [only] = businesses;
+  if (businesses.length === 1 && only !== undefined) {
+    return `  webhooks:  ${only.webhook ? only.webhook.url : '(none; set one with PUT /_emulator/webhook)'}\n`;
+  }
+  const width = Math.max(...businesses.map((b) => b.businessId.length));
+  const lines = businesses.map(
     (b) =>
       `    ${b.businessId.padEnd(width)}  webhooks: ${b.webhook ? b.webhook.url : `(none; PUT /_emulator/webhook?business=${b.businessId})`}`,
   );
-  return `  businesses (${all.length}; the admin API and the inbox take ?business=ID, default ${all[0]?.businessId}):\n${lines.join('\n')}\n`;
+  return `  businesses (${businesses.length}; the admin API and the inbox take ?business=ID, default ${businesses[0]?.businessId}):\n${lines.join('\n')}\n`;
 }
 
 /** `convo-bridge emulator`: starts the emulator, prints where it listens, and stops it on a signal. */
@@ -402,7 +423,7 @@ async function runEmulator(flags: EmulatorFlags, io: CliIo, command: Command): P
       ? []
       : await (await import('./emulator-businesses-file.js')).loadBusinessesFile(flags.businesses);
   const base = emulatorOptionsFromFlags(flags, fromFile);
-  const several = (base.businessId === undefined ? 0 : 1) + (base.businesses?.length ?? 0) > 1;
+  const businesses = [...flagsBusiness(flags), ...(base.businesses ?? [])];
   // Loaded only when asked for (BullMQ and ioredis stay out of the CLI's start-up otherwise).
   const clocks =
     flags.clocksConfig === undefined
@@ -413,7 +434,7 @@ async function runEmulator(flags: EmulatorFlags, io: CliIo, command: Command): P
     ...(clocks ? { clocks: clocks.clocks } : {}),
     // Failed deliveries are said on stderr too: at /_emulator/deliveries alone they went unseen.
     onWebhookFailure: (failure) =>
-      io.stderr(`${describeWebhookFailure(failure, { withBusiness: several })}\n`),
+      io.stderr(`${describeWebhookFailure(failure, { withBusiness: businesses.length > 1 })}\n`),
   };
   let emulator: Awaited<ReturnType<typeof startEmulator>>;
   try {
@@ -435,10 +456,7 @@ async function runEmulator(flags: EmulatorFlags, io: CliIo, command: Command): P
     `convo-bridge emulator (${emulator.form} form) listening on ${emulator.url}\n` +
       `  inbox:     ${emulator.inboxUrl}\n` +
       `  admin API: ${emulator.adminUrl}\n` +
-      (options.businessId === undefined
-        ? ''
-        : `  webhooks:  ${options.webhook ? options.webhook.url : '(none; set one with PUT /_emulator/webhook)'}\n`) +
-      describeBusinesses(options) +
+      describeBusinesses(businesses) +
       'Press Ctrl+C to stop.\n',
   );
   const received = await signal;

@@ -55,10 +55,10 @@ export interface RedisTarget {
 }
 
 export interface RedisTargetFlags {
-  config?: string;
-  redisUrl?: string;
-  prefix?: string;
-  business?: string;
+  config?: string | undefined;
+  redisUrl?: string | undefined;
+  prefix?: string | undefined;
+  business?: string | undefined;
 }
 
 const FlagsSchema = z.object({

@@ -53,10 +53,7 @@ export function registerTestCommand(program: Command, io: CliIo): void {
       }
       const results: FileResult[] = [];
       const configs = new Map();
-      const run = {
-        ...(configPath !== undefined ? { configPath } : {}),
-        ...(options.business !== undefined ? { business: options.business } : {}),
-      };
+      const run = { configPath, business: options.business };
       for (const file of list) results.push(await runRuleTestFile(file, run, configs));
       const { text, failed } = formatTestResults(results);
       io.stdout(text);

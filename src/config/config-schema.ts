@@ -131,7 +131,8 @@ const platformSchema = z
     form: p.form,
     auth: {
       scheme: p.auth.scheme ?? defaultAuthScheme(p.form),
-      businessId: p.auth.business_id ?? null,
+      /** The Business ID; the `bearer-secret` scheme needs none. */
+      businessId: p.auth.business_id,
       secret: p.auth.secret,
       /** True when `scheme` was not written and the form's default was taken (validate says so). */
       schemeDefaulted: p.auth.scheme === undefined,

@@ -54,7 +54,7 @@ async function readInboxModel(businesses: EmulatorBusinesses, req: Request): Pro
     nowMs: admin.nowMs(),
     notice,
     businesses: businesses.list().map((b) => ({ id: b.businessId, name: b.businessName })),
-    business: admin === businesses.first ? null : admin.businessId,
+    business: admin.businessId,
   };
 }
 

@@ -154,6 +154,8 @@ export interface ResolvedBusiness {
   readonly apiFeature: boolean;
   readonly seedData: unknown;
   readonly seedFile: string | undefined;
+  /** Where its options were given, put before their names in errors: '' (top level) or `businesses.<n>.`. */
+  readonly where: string;
 }
 
 /** The fields of the schema that belong to one business; resolved into `businesses`. */
@@ -209,79 +211,89 @@ function resolveTarget(
 
 type ParsedOptions = z.output<typeof EmulatorOptionsSchema>;
 
+/** One business's options, wherever they were given, resolved; `where` is their place in the options. */
+function resolveBusiness(
+  b: Omit<z.output<typeof BusinessOptionsSchema>, 'apiFeature'> & { apiFeature?: boolean | undefined },
+  where: string,
+  name: string,
+): ResolvedBusiness {
+  return {
+    id: b.businessId,
+    secret: b.secret,
+    name: b.businessName ?? name,
+    webhook: resolveTarget(b.webhook, b.secret),
+    handoverWebhook: resolveTarget(b.handoverWebhook, b.secret),
+    apiFeature: b.apiFeature ?? true,
+    seedData: b.seedData,
+    seedFile: b.seedFile,
+    where,
+  };
+}
+
+/**
+ * The business the top-level fields give, as a table of none or one: the options' shorthand for a
+ * first business, resolved here once so that everything after sees only the table. Refuses a
+ * half-given one, and the business's fields without its id.
+ */
+function topLevelBusiness(o: ParsedOptions): ResolvedBusiness[] {
+  const { businessId, secret } = o;
+  if (businessId !== undefined && secret !== undefined) {
+    return [resolveBusiness({ ...o, businessId, secret }, '', FIRST_BUSINESS_NAME)];
+  }
+  if (businessId !== undefined || secret !== undefined) {
+    throw invalid(
+      `give businessId and secret together (got only ${secret === undefined ? 'businessId' : 'secret'})`,
+    );
+  }
+  const stray = (
+    ['businessName', 'webhook', 'handoverWebhook', 'apiFeature', 'seedData', 'seedFile'] as const
+  ).filter((key) => o[key] !== undefined);
+  if (stray.length > 0) {
+    throw invalid(
+      `${stray.join(', ')} belong${stray.length === 1 ? 's' : ''} to the business of businessId, which is not given: add businessId and secret, or move ${stray.length === 1 ? 'it' : 'them'} into a businesses entry`,
+    );
+  }
+  return [];
+}
+
+/** How errors name a business: `businessId` for the top-level one, else its `businesses` entry. */
+function placeOf(business: ResolvedBusiness): string {
+  return business.where === '' ? 'businessId' : business.where.slice(0, -1);
+}
+
 /**
  * The businesses in order: the one of the top-level `businessId` first (when given), then
- * `businesses`. Refuses a half-given first business, top-level business fields without
- * `businessId`, no business at all, and two businesses with the same id or the same Secret Key
- * (the earlier form's plain bearer names a business by its Secret Key alone, so keys must differ).
+ * `businesses`. Refuses no business at all, and two businesses with the same id or the same Secret
+ * Key (the earlier form's plain bearer names a business by its Secret Key alone, so keys must differ).
  */
 function resolveBusinesses(o: ParsedOptions): ResolvedBusiness[] {
-  const out: ResolvedBusiness[] = [];
-  if (o.businessId !== undefined || o.secret !== undefined) {
-    if (o.businessId === undefined || o.secret === undefined) {
-      throw invalid(
-        `give businessId and secret together (got only ${o.businessId === undefined ? 'secret' : 'businessId'})`,
-      );
-    }
-    out.push({
-      id: o.businessId,
-      secret: o.secret,
-      name: o.businessName ?? FIRST_BUSINESS_NAME,
-      webhook: resolveTarget(o.webhook, o.secret),
-      handoverWebhook: resolveTarget(o.handoverWebhook, o.secret),
-      apiFeature: o.apiFeature ?? true,
-      seedData: o.seedData,
-      seedFile: o.seedFile,
-    });
-  } else {
-    const stray = (
-      ['businessName', 'webhook', 'handoverWebhook', 'apiFeature', 'seedData', 'seedFile'] as const
-    ).filter((key) => o[key] !== undefined);
-    if (stray.length > 0) {
-      throw invalid(
-        `${stray.join(', ')} belong${stray.length === 1 ? 's' : ''} to the business of businessId, which is not given: add businessId and secret, or move ${stray.length === 1 ? 'it' : 'them'} into a businesses entry`,
-      );
-    }
-  }
-  for (const b of o.businesses ?? []) {
-    out.push({
-      id: b.businessId,
-      secret: b.secret,
-      name: b.businessName ?? (out.length === 0 ? FIRST_BUSINESS_NAME : b.businessId),
-      webhook: resolveTarget(b.webhook, b.secret),
-      handoverWebhook: resolveTarget(b.handoverWebhook, b.secret),
-      apiFeature: b.apiFeature,
-      seedData: b.seedData,
-      seedFile: b.seedFile,
-    });
-  }
+  const out = topLevelBusiness(o);
+  (o.businesses ?? []).forEach((b, index) => {
+    out.push(
+      resolveBusiness(b, `businesses.${index}.`, out.length === 0 ? FIRST_BUSINESS_NAME : b.businessId),
+    );
+  });
   if (out.length === 0) {
     throw invalid('no business: give businessId and secret, or a businesses list with at least one entry');
   }
-  const where = (index: number) =>
-    o.businessId !== undefined
-      ? index === 0
-        ? 'businessId'
-        : `businesses.${index - 1}`
-      : `businesses.${index}`;
-  const ids = new Map<string, number>();
-  const secrets = new Map<string, number>();
-  out.forEach((business, index) => {
+  const ids = new Map<string, ResolvedBusiness>();
+  const secrets = new Map<string, ResolvedBusiness>();
+  for (const business of out) {
     const sameId = ids.get(business.id);
     if (sameId !== undefined) {
       throw invalid(
-        `${where(index)}: business id ${JSON.stringify(business.id)} is already used by ${where(sameId)}: each business needs its own id`,
+        `${placeOf(business)}: business id ${JSON.stringify(business.id)} is already used by ${placeOf(sameId)}: each business needs its own id`,
       );
     }
     const sameSecret = secrets.get(business.secret);
     if (sameSecret !== undefined) {
       throw invalid(
-        `${where(index)}: its secret is also the secret of ${where(sameSecret)}: give each business its own Secret Key (the earlier form's plain bearer names a business by its key alone)`,
+        `${placeOf(business)}: its secret is also the secret of ${placeOf(sameSecret)}: give each business its own Secret Key (the earlier form's plain bearer names a business by its key alone)`,
       );
     }
-    ids.set(business.id, index);
-    secrets.set(business.secret, index);
-  });
+    ids.set(business.id, business);
+    secrets.set(business.secret, business);
+  }
   return out;
 }
 

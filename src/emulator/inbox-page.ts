@@ -24,29 +24,41 @@ export interface InboxPageModel {
   readonly clocks?: InboxClocks | null | undefined;
   /** Now on the emulator's clock (ms), for the platform's own reply window. */
   readonly nowMs?: number | undefined;
-  /** The businesses the emulator hosts; with more than one, the page shows a selector. */
-  readonly businesses?: readonly { readonly id: string; readonly name: string }[] | undefined;
   /**
-   * The business shown, when it is not the first (the default): every link and form of the page
-   * names it, so the page stays on it.
+   * The businesses the emulator hosts, the first (the default) first; with more than one, the page
+   * shows a selector.
    */
-  readonly business?: string | null | undefined;
+  readonly businesses: readonly { readonly id: string; readonly name: string }[];
+  /**
+   * The id of the business shown. Every link and form of the page of a business other than the
+   * first names it, so the page stays on it; the first's name none, as a one-business page's never did.
+   */
+  readonly business: string;
 }
 
 export const INBOX_PATH = '/_emulator/inbox';
 const ADMIN = '/_emulator';
 
+/** `?business=` of a page's links: its business's id, or nothing for the first (the default). */
+function businessParams(model: Pick<InboxPageModel, 'businesses'>, id: string): Record<string, string> {
+  return model.businesses[0]?.id === id ? {} : { business: id };
+}
+
 function inboxHref(
-  business: string | null | undefined,
+  business: Record<string, string>,
   status: ConversationStatus | null,
   conversationId?: string,
 ): string {
-  const params = new URLSearchParams();
-  if (business !== null && business !== undefined) params.set('business', business);
+  const params = new URLSearchParams(business);
   if (status !== null) params.set('status', status);
   if (conversationId !== undefined) params.set('c', conversationId);
   const query = params.toString();
   return query === '' ? INBOX_PATH : `${INBOX_PATH}?${query}`;
+}
+
+/** A link to the page itself, staying on its business. */
+function pageHref(model: InboxPageModel, status: ConversationStatus | null, conversationId?: string): string {
+  return inboxHref(businessParams(model, model.business), status, conversationId);
 }
 
 function slug(status: string): string {
@@ -66,10 +78,8 @@ const ORIGIN_LABEL: Record<MessageView['origin'], string> = {
  * URI-encoded, which leaves nothing an HTML attribute in double quotes would need escaped.
  */
 function adminPath(model: InboxPageModel, path: string): string {
-  const business = model.business;
-  return business === null || business === undefined
-    ? `${ADMIN}${path}`
-    : `${ADMIN}${path}?business=${encodeURIComponent(business)}`;
+  const query = new URLSearchParams(businessParams(model, model.business)).toString();
+  return query === '' ? `${ADMIN}${path}` : `${ADMIN}${path}?${query}`;
 }
 
 function actionForm(
@@ -110,7 +120,7 @@ function renderMessage(message: MessageView): string {
 }
 
 function renderConversation(model: InboxPageModel, c: ConversationDetail): string {
-  const back = inboxHref(model.business, model.status, c.id);
+  const back = pageHref(model, model.status, c.id);
   const badges = [
     `<span class="badge" data-testid="conversation-status">${escapeHtml(c.status)}</span>`,
     `<span class="badge mode" data-testid="conversation-mode">${c.mode === 'ai' ? 'AI mode' : 'Human-handled'}</span>`,
@@ -213,7 +223,7 @@ function renderList(model: InboxPageModel): string {
       : '';
     return (
       `<li class="item${selected}" data-testid="conversation-item" data-conversation-id="${escapeHtml(c.id)}">` +
-      `<a href="${escapeHtml(inboxHref(model.business, model.status, c.id))}"><strong>${escapeHtml(c.label)}</strong>` +
+      `<a href="${escapeHtml(pageHref(model, model.status, c.id))}"><strong>${escapeHtml(c.label)}</strong>` +
       ` <span class="muted">${escapeHtml(c.channel.name)}</span>` +
       `<span class="badge small">${escapeHtml(c.status)}</span>${c.mode === 'human' ? '<span class="badge small mode">human</span>' : ''}` +
       `<div class="preview">${escapeHtml(preview.slice(0, 80))}</div></a></li>`
@@ -257,12 +267,11 @@ button:disabled{border-color:#d1d5db;color:#9ca3af;cursor:default}
  * it always was); the first business's link names none, as its page does.
  */
 function renderBusinessSelector(model: InboxPageModel): string {
-  const businesses = model.businesses ?? [];
+  const businesses = model.businesses;
   if (businesses.length < 2) return '';
-  const shown = model.business ?? businesses[0]?.id;
-  const links = businesses.map((b, index) => {
-    const href = inboxHref(index === 0 ? null : b.id, null);
-    const active = b.id === shown;
+  const links = businesses.map((b) => {
+    const href = inboxHref(businessParams(model, b.id), null);
+    const active = b.id === model.business;
     return (
       `<a href="${escapeHtml(href)}" class="${active ? 'active' : ''}" data-testid="business-option" data-business-id="${escapeHtml(b.id)}"${active ? ' aria-current="page"' : ''}>` +
       `${escapeHtml(b.name)} <code>${escapeHtml(b.id)}</code></a>`
@@ -273,10 +282,10 @@ function renderBusinessSelector(model: InboxPageModel): string {
 
 export function renderInboxPage(model: InboxPageModel): string {
   const tabs = [
-    `<a href="${escapeHtml(inboxHref(model.business, null))}" class="${model.status === null ? 'active' : ''}" data-testid="tab-semua">Semua<span class="count">${model.total}</span></a>`,
+    `<a href="${escapeHtml(pageHref(model, null))}" class="${model.status === null ? 'active' : ''}" data-testid="tab-semua">Semua<span class="count">${model.total}</span></a>`,
     ...CONVERSATION_STATUSES.map(
       (status) =>
-        `<a href="${escapeHtml(inboxHref(model.business, status))}" class="${model.status === status ? 'active' : ''}" data-testid="tab-${slug(status)}">` +
+        `<a href="${escapeHtml(pageHref(model, status))}" class="${model.status === status ? 'active' : ''}" data-testid="tab-${slug(status)}">` +
         `${escapeHtml(status)}<span class="count" data-testid="count-${slug(status)}">${model.counts[status]}</span></a>`,
     ),
   ].join('');
@@ -288,7 +297,7 @@ export function renderInboxPage(model: InboxPageModel): string {
     '<meta name="viewport" content="width=device-width, initial-scale=1">' +
     `<title>Inbox · ${escapeHtml(model.businessName)} · convo-bridge emulator</title><style>${STYLE}</style></head><body>` +
     `<header class="top"><h1>${escapeHtml(model.businessName)}</h1><span class="muted">convo-bridge platform emulator · ${escapeHtml(model.form)} form</span>` +
-    `<a href="${escapeHtml(inboxHref(model.business, model.status, model.selected?.id))}" style="color:#fff;margin-left:auto">Refresh</a></header>` +
+    `<a href="${escapeHtml(pageHref(model, model.status, model.selected?.id))}" style="color:#fff;margin-left:auto">Refresh</a></header>` +
     renderBusinessSelector(model) +
     (model.notice ? `<div class="notice" data-testid="notice">${escapeHtml(model.notice)}</div>` : '') +
     `<nav class="tabs" data-testid="status-tabs">${tabs}</nav>` +

@@ -31,9 +31,9 @@ export interface EmulatorHandle {
   close(): Promise<void>;
 }
 
-/** A business's seed; `where` names its options in errors (`''` for the top-level ones). */
-async function resolveSeed(business: ResolvedBusiness, where: string): Promise<SeedData | undefined> {
-  const { seedData, seedFile } = business;
+/** A business's seed; errors name its options by their place (`business.where`). */
+async function resolveSeed(business: ResolvedBusiness): Promise<SeedData | undefined> {
+  const { seedData, seedFile, where } = business;
   if (seedData !== undefined && seedFile !== undefined) {
     throw new EmulatorError(
       'EMULATOR_OPTIONS_INVALID',
@@ -74,13 +74,7 @@ function listen(server: Server, port: number, host: string): Promise<number> {
  */
 export async function startEmulator(options: EmulatorOptions): Promise<EmulatorHandle> {
   const resolved = resolveEmulatorOptions(options);
-  // The top-level business options define the first business; `businesses` entries follow it.
-  const offset = options.businessId === undefined ? 0 : 1;
-  const seeds = await Promise.all(
-    resolved.businesses.map((business, index) =>
-      resolveSeed(business, index < offset ? '' : `businesses.${index - offset}.`),
-    ),
-  );
+  const seeds = await Promise.all(resolved.businesses.map((business) => resolveSeed(business)));
   const businesses = new EmulatorBusinesses(resolved, seeds);
   const admin = businesses.first;
   const closing = new AbortController();

@@ -47,7 +47,8 @@ export interface DeliveryLogEntry extends DeliveryAttempt {
 }
 
 /** One failed webhook attempt, as the emulator reports it. */
-export interface WebhookFailure {
+/** A failed attempt as the dispatcher sees it (it knows no business). */
+export interface DeliveryFailure {
   deliveryId: string;
   event: string;
   conversationId: string;
@@ -58,8 +59,11 @@ export interface WebhookFailure {
   error: string;
   /** Milliseconds until the next attempt; null when this was the last one (the delivery failed). */
   retryInMs: number | null;
-  /** The business whose webhook it was (set by the business's admin; the dispatcher knows none). */
-  businessId?: string | undefined;
+}
+
+/** A failed webhook attempt as `onWebhookFailure` is told it: with the business whose webhook it was. */
+export interface WebhookFailure extends DeliveryFailure {
+  businessId: string;
 }
 
 export interface WebhookDispatcherOptions {
@@ -72,7 +76,7 @@ export interface WebhookDispatcherOptions {
   /** Deliveries kept for inspection (oldest finished ones are dropped first). */
   readonly logSize: number;
   /** Told about every failed attempt, so a person running the emulator sees it. */
-  readonly onFailure?: ((failure: WebhookFailure) => void) | undefined;
+  readonly onFailure?: ((failure: DeliveryFailure) => void) | undefined;
 }
 
 /** The spec's limit: at most 4 attempts. */

@@ -139,7 +139,7 @@ export interface ResolvedClientOptions {
   /** Without a trailing slash; paths are appended to it. */
   baseUrl: string;
   form: 'current' | 'earlier';
-  auth: { scheme: 'headers' | 'bearer' | 'bearer-secret'; businessId?: string; secret: string };
+  auth: { scheme: 'headers' | 'bearer' | 'bearer-secret'; businessId?: string | undefined; secret: string };
   timeoutMs: number;
   retry: RetrySettings;
   hooks: PlatformClientHooks;
@@ -176,15 +176,13 @@ export function resolveClientOptions(input: unknown): ResolvedClientOptions {
     options.retry === false
       ? { retries: 0, minDelayMs: 0, maxDelayMs: 0, maxRetryAfterMs: 0 }
       : options.retry;
-  const auth: ResolvedClientOptions['auth'] = { scheme: options.auth.scheme, secret: options.auth.secret };
-  if (options.auth.businessId !== undefined) auth.businessId = options.auth.businessId;
   const hooks: PlatformClientHooks = {};
   if (options.hooks.beforeRequest) hooks.beforeRequest = options.hooks.beforeRequest;
   if (options.hooks.afterResponse) hooks.afterResponse = options.hooks.afterResponse;
   return {
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
     form: options.form,
-    auth,
+    auth: options.auth,
     timeoutMs: options.timeoutMs,
     retry,
     hooks,

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { jobBusinessField, tagOfJob } from '../events/business-naming.js';
 import { ConversationEventSchema } from '../events/conversation-event.js';
 import { BatchedEventSchema } from '../queue/event-job.js';
 import type { KeyLayout } from '../queue/key-layout.js';
@@ -58,7 +59,7 @@ export async function findCustomer(
   const found = new Set<string>();
   const collect = (value: unknown) => {
     for (const { event, business } of eventsOf(value)) {
-      if ((business ?? null) !== layout.business || event.conversationId === null) continue;
+      if (tagOfJob(business) !== layout.naming.tag || event.conversationId === null) continue;
       if (customerInEvent(event, customer)) found.add(event.conversationId);
     }
   };
@@ -77,7 +78,7 @@ export async function findCustomer(
   }
   for (const id of await findInHash(redis, keys.recordedEntries, needles)) {
     const line = parseJson(await redis.hget(keys.recordedEntries, id));
-    if (isObject(line)) collect({ events: [{ event: line.event, business: layout.business ?? undefined }] });
+    if (isObject(line)) collect({ events: [{ event: line.event, ...jobBusinessField(layout.naming) }] });
   }
   const quarantineIds: string[] = [];
   for (const id of await findInHash(redis, keys.quarantineEntries, needles)) {

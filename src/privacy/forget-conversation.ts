@@ -89,7 +89,7 @@ export async function forgetConversation(
 ): Promise<ForgetResult> {
   await checkEveryNode(redis);
   const dryRun = options.dryRun === true;
-  const ref: ConversationRef = { conversationId, business: layout.business };
+  const ref: ConversationRef = { conversationId, tag: layout.naming.tag };
   const shard = layout.shardOf(conversationId);
   const started = Date.now();
   const erased = Object.fromEntries(FORGET_STORES.map((store) => [store, 0])) as Record<ForgetStore, number>;

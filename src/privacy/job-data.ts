@@ -1,3 +1,4 @@
+import { tagOfJob } from '../events/business-naming.js';
 import { ConversationEventSchema } from '../events/conversation-event.js';
 import { BatchedEventSchema, type EventBatchData, EventBatchDataSchema } from '../queue/event-job.js';
 import { TimerJobDataSchema } from '../worker/timers/timers.js';
@@ -10,10 +11,13 @@ import { TimerJobDataSchema } from '../worker/timers/timers.js';
  * and what is written back keeps every field as it was stored.
  */
 
-/** Which events are the conversation's: its id, in its business (null: a config without `businesses:`). */
+/**
+ * Which events are the conversation's: its id, and the tag of its business's naming (the `business`
+ * its jobs carry, '' for the single-business naming: events/business-naming.ts).
+ */
 export interface ConversationRef {
   conversationId: string;
-  business: string | null;
+  tag: string;
 }
 
 type Loose = Record<string, unknown>;
@@ -29,22 +33,19 @@ const TimerOwnerSchema = TimerJobDataSchema.pick({ business: true, conversationI
 /** A batch job's results and failure counts (its events are read one by one: one bad entry spoils none). */
 const BatchRestSchema = EventBatchDataSchema.pick({ finished: true, failures: true });
 
-function ownerOf(
-  item: unknown,
-): { conversationId: string | null; business: string | null; key?: string } | null {
+function ownerOf(item: unknown): { conversationId: string | null; tag: string; key?: string } | null {
   const timer = TimerOwnerSchema.safeParse(item);
-  if (timer.success)
-    return { conversationId: timer.data.conversationId, business: timer.data.business ?? null };
+  if (timer.success) return { conversationId: timer.data.conversationId, tag: tagOfJob(timer.data.business) };
   const batched = BatchedEventOwnerSchema.safeParse(item);
   if (!batched.success) return null;
   const { event, business } = batched.data;
-  return { conversationId: event.conversationId, business: business ?? null, key: event.key };
+  return { conversationId: event.conversationId, tag: tagOfJob(business), key: event.key };
 }
 
 /** Whether a batched event (`{arrival, business?, event}`) or a timer's data belongs to the conversation. */
 export function belongsTo(item: unknown, ref: ConversationRef): boolean {
   const owner = ownerOf(item);
-  return owner !== null && owner.business === ref.business && owner.conversationId === ref.conversationId;
+  return owner !== null && owner.tag === ref.tag && owner.conversationId === ref.conversationId;
 }
 
 export interface StrippedBatch {

@@ -48,9 +48,9 @@ export class RuleTestFileError extends Error {
 
 export interface RunOptions {
   /** Overrides the file's `config:`. */
-  configPath?: string;
+  configPath?: string | undefined;
   /** Overrides the file's `business:`. */
-  business?: string;
+  business?: string | undefined;
 }
 
 /**

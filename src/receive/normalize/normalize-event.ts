@@ -260,7 +260,6 @@ function normalizeUnsafe(body: unknown, context: NormalizeContext): NormalizeRes
     '';
   const channelIn = m?.channel ?? env.channel ?? null;
   const engineIn = channelIn?.engine ?? channelIn?.type ?? null;
-  const business = m?.bisnis ?? m?.business ?? env.bisnis ?? env.business ?? null;
   const time = readEventTime([
     ['timestamp', env.timestamp],
     ['message.timestamp', m?.timestamp],
@@ -286,7 +285,8 @@ function normalizeUnsafe(body: unknown, context: NormalizeContext): NormalizeRes
       engine: normalizeEngine(engineIn),
       rawEngine: rawEngineName(engineIn),
     },
-    business: business === null ? null : { id: business.id, name: business.name },
+    // The platform's account as the payload names it (`bisnis`, or `business` in some payloads).
+    business: m?.bisnis ?? m?.business ?? env.bisnis ?? env.business ?? null,
     senderName: m?.sender_name ?? env.sender_name ?? null,
     conversationLabel: env.conversation_label,
     aiName: m?.ai?.name ?? env.ai?.name ?? null,

@@ -348,7 +348,7 @@ describe('defaults', () => {
     );
     expect(parse(text).config.platform.auth).toEqual({
       scheme: 'bearer-secret',
-      businessId: null,
+      businessId: undefined,
       secret: 's3cret',
       schemeDefaulted: false,
     });
@@ -362,7 +362,7 @@ describe('defaults', () => {
     );
     expect(parse(earlier).config.platform.auth).toEqual({
       scheme: 'bearer-secret',
-      businessId: null,
+      businessId: undefined,
       secret: 's3cret',
       schemeDefaulted: true,
     });

@@ -31,6 +31,7 @@ describe('resolveEmulatorOptions: businesses (issue 26, item 5)', () => {
         apiFeature: true,
         seedData: undefined,
         seedFile: undefined,
+        where: '',
       },
     ]);
   });

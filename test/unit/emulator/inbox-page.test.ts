@@ -57,6 +57,8 @@ describe('escapeHtml', () => {
 describe('renderInboxPage', () => {
   const html = renderInboxPage({
     businessName: `biz-${evil}`,
+    businesses: [{ id: 'biz-1', name: `biz-${evil}` }],
+    business: 'biz-1',
     form: 'current',
     counts,
     total: 1,
@@ -93,6 +95,8 @@ describe('renderInboxPage', () => {
 describe('renderInboxPage: conversation clocks (issue 16)', () => {
   const base = {
     businessName: 'Toko',
+    businesses: [{ id: 'toko', name: 'Toko' }],
+    business: 'toko',
     form: 'current' as const,
     counts,
     total: 1,
@@ -164,7 +168,7 @@ describe('renderInboxPage: several businesses (issue 26, item 5)', () => {
     const html = renderInboxPage({
       ...base,
       businesses: [businesses[0] as { id: string; name: string }],
-      business: null,
+      business: 'toko-a',
     });
     expect(html).not.toContain('business-selector');
     expect(html).not.toContain('business=');

@@ -8,7 +8,7 @@ const item = (conversationId: string, key: string, business?: string) => ({
 });
 
 describe('stripBatch', () => {
-  const ref = { conversationId: 'c-1', business: null };
+  const ref = { conversationId: 'c-1', tag: '' };
 
   it("removes the conversation's events, their results and failure counts, keeping the rest", () => {
     const data = {
@@ -37,7 +37,7 @@ describe('stripBatch', () => {
 
   it("leaves other businesses' conversations of the same id alone (issue 26)", () => {
     const data = { events: [item('c-1', 'a:k1', 'a'), item('c-1', 'b:k1', 'b')] };
-    expect(stripBatch(data, { conversationId: 'c-1', business: 'a' })?.eventKeys).toEqual(['a:k1']);
+    expect(stripBatch(data, { conversationId: 'c-1', tag: 'a' })?.eventKeys).toEqual(['a:k1']);
     expect(stripBatch(data, ref)).toBeNull();
   });
 
@@ -54,12 +54,12 @@ describe('belongsTo and stripReturnValue', () => {
     expect(
       belongsTo(
         { conversationId: 'c-1', event: { conversationId: 'c-1' } },
-        { conversationId: 'c-1', business: null },
+        { conversationId: 'c-1', tag: '' },
       ),
     ).toBe(true);
-    expect(
-      belongsTo({ conversationId: 'c-1', business: 'b' }, { conversationId: 'c-1', business: null }),
-    ).toBe(false);
+    expect(belongsTo({ conversationId: 'c-1', business: 'b' }, { conversationId: 'c-1', tag: '' })).toBe(
+      false,
+    );
   });
 
   it('drops the results of the given events', () => {
