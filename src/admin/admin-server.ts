@@ -1,8 +1,9 @@
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import { ConvoBridgeError, describeError } from '../base/errors.js';
+import { stopHttpServer } from '../base/stop-http-server.js';
 import type { AdminSurface } from './admin-surface.js';
 
 export interface AdminServer {
@@ -58,22 +59,5 @@ export async function listenAdmin(
     });
   });
   const { port } = server.address() as AddressInfo;
-  return { url: `http://${host}:${port}`, close: () => stop(server) };
-}
-
-function stop(server: Server): Promise<void> {
-  return new Promise<void>((resolve) => {
-    if (!server.listening) {
-      resolve();
-      return;
-    }
-    // A dashboard's open keep-alive connections would hold the close: cut them after a moment.
-    const force = setTimeout(() => server.closeAllConnections(), 2_000);
-    force.unref();
-    server.close(() => {
-      clearTimeout(force);
-      resolve();
-    });
-    server.closeIdleConnections();
-  });
+  return { url: `http://${host}:${port}`, close: () => stopHttpServer(server) };
 }

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import type { Logger } from 'pino';
+import { stopHttpServer } from '../../base/stop-http-server.js';
 import { REPLIES } from '../webhook-reply.js';
 import { answerClientError } from './answer-client-error.js';
 import { JSON_TYPE } from './send-reply.js';
@@ -39,14 +40,14 @@ export function createReceiverServers(app: Express, log: Logger): ReceiverServer
             port: address.port,
             close: async () => {
               servers.delete(server);
-              await stopServer(server);
+              await stopHttpServer(server);
             },
           });
         });
       });
     },
     async closeAll() {
-      await Promise.all([...servers].map(stopServer));
+      await Promise.all([...servers].map((server) => stopHttpServer(server)));
       servers.clear();
     },
   };
@@ -81,21 +82,4 @@ function createAppServer(app: Express, log: Logger): Server {
     res.end(reply.body);
   });
   return server;
-}
-
-function stopServer(server: Server): Promise<void> {
-  return new Promise<void>((resolve) => {
-    if (!server.listening) {
-      resolve();
-      return;
-    }
-    // Give in-flight webhooks a moment to be answered, then cut keep-alive stragglers.
-    const force = setTimeout(() => server.closeAllConnections(), 2_000);
-    force.unref();
-    server.close(() => {
-      clearTimeout(force);
-      resolve();
-    });
-    server.closeIdleConnections();
-  });
 }
