@@ -35,7 +35,7 @@ afterEach(() => {
 describe('convo-bridge validate', () => {
   it('exits 0 on the example with its variables set, and never prints secrets', async () => {
     Object.assign(process.env, EXAMPLE_ENV);
-    const { code, stdout, stderr } = await run(['validate', 'config/bridge.example.yaml']);
+    const { code, stdout, stderr } = await run(['validate', '--no-redis', 'config/bridge.example.yaml']);
     expect(code).toBe(0);
     expect(stderr).toBe('');
     expect(stdout.split('\n')[0]).toBe('config OK: 4 rules (config/bridge.example.yaml)');
@@ -47,6 +47,7 @@ describe('convo-bridge validate', () => {
   it('exits 0 with --allow-missing-env and lists what is still to set', async () => {
     const { code, stdout, stderr } = await run([
       'validate',
+      '--no-redis',
       '--config',
       'config/bridge.example.yaml',
       '--allow-missing-env',
@@ -103,7 +104,7 @@ redis: { url: "redis://127.0.0.1:1" }
 
   it('uses $CONVO_BRIDGE_CONFIG when there is no --config and no config/bridge.yaml', async () => {
     process.env.CONVO_BRIDGE_CONFIG = 'config/demo.yaml';
-    const { code, stdout } = await run(['validate']);
+    const { code, stdout } = await run(['validate', '--no-redis']);
     expect(code).toBe(0);
     expect(stdout.split('\n')[0]).toBe('config OK: 5 rules (config/demo.yaml)');
   });
@@ -258,10 +259,10 @@ describe('the example config', () => {
     const saved = process.env.RECEIVER_HOST;
     try {
       process.env.RECEIVER_HOST = '127.0.0.1';
-      const local = await run(['validate', 'config/bridge.example.yaml']);
+      const local = await run(['validate', '--no-redis', 'config/bridge.example.yaml']);
       expect(local.stdout).toContain('receiver: 127.0.0.1:8080/webhooks/platform');
       delete process.env.RECEIVER_HOST;
-      const all = await run(['validate', 'config/bridge.example.yaml']);
+      const all = await run(['validate', '--no-redis', 'config/bridge.example.yaml']);
       expect(all.stdout).toContain('receiver: 0.0.0.0:8080/webhooks/platform');
     } finally {
       if (saved === undefined) delete process.env.RECEIVER_HOST;
