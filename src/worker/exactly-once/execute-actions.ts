@@ -30,14 +30,14 @@ export async function executeActions(
   actions: readonly PlannedAction[],
   ctx: ExecutionContext,
 ): Promise<ActionReport[]> {
-  const ledger = ctx.state.ledger;
+  const ledger = ctx.run.state.ledger;
   const reports: ActionReport[] = [];
   let history: HistoryMessage[] | undefined;
   /** The conversation's history, read once per run (or again when `fresh` is asked for). */
   const loadHistory = async (fresh = false) => {
     if (!history || fresh) {
       const read: HistoryMessage[] = [];
-      for await (const message of ctx.platform.history(ctx.conversationId)) read.push(message);
+      for await (const message of ctx.actions.platform.history(ctx.run.conversationId)) read.push(message);
       history = read;
     }
     return history;
@@ -46,7 +46,7 @@ export async function executeActions(
     for (const action of list) {
       const report = await runOne(action, ledger, ctx, loadHistory, run);
       reports.push(report);
-      ctx.onAction?.(report);
+      ctx.observe.onAction?.(report);
     }
   };
   await run(actions);
@@ -55,10 +55,10 @@ export async function executeActions(
 
 /**
  * Records an action's state after its call: staged, written with the run's next durable write or
- * its finish (see run-state.ts). Only `started` must be durable before a call (`ctx.state.commit`).
+ * its finish (see run-state.ts). Only `started` must be durable before a call (`state.commit`).
  */
 function record(ctx: ExecutionContext, id: string, entry: LedgerEntry): void {
-  ctx.state.stage(id, entry);
+  ctx.run.state.stage(id, entry);
 }
 
 /**
@@ -92,7 +92,8 @@ async function runOne(
   const base = { id: action.id, type: action.type, rule: action.rule } as const;
   const previous = ledger.get(action.id);
   let decision = decide(previous);
-  if (decision.kind === 'finished' && decision.state === 'failed' && ctx.replay) decision = { kind: 'run' };
+  if (decision.kind === 'finished' && decision.state === 'failed' && ctx.run.replay)
+    decision = { kind: 'run' };
   if (decision.kind === 'finished') {
     return withDetail({ ...base, state: decision.state }, previous?.detail);
   }
@@ -104,24 +105,24 @@ async function runOne(
       decision.startedAt,
       await loadHistory(),
       claimedMessageIds(ledger),
-      ctx.reconcileSkewMs,
+      ctx.clock.settings.reconcileSkewMs,
       decision.after,
       decision.chain,
     );
     if (verdict.kind === 'present') {
       const detail = verdict.messageId ? `message ${verdict.messageId}` : 'reconciled: found in history';
-      if (action.type === 'reply' && action.once) markOnce(ctx, action.once.key, ctx.now());
+      if (action.type === 'reply' && action.once) markOnce(ctx, action.once.key, ctx.clock.now());
       record(ctx, action.id, finish(previous, 'done', Date.now(), detail));
       // Which of the text's earlier sends were ours is not known here: the mark says so.
       markSent(ctx, { field: sentTextKey(action), prior: null });
       rememberSentId(ctx, detail);
-      ctx.log.info(
+      ctx.run.log.info(
         { action: action.id },
         'reconciled an action of unknown outcome: it had reached the platform',
       );
       return { ...base, state: 'done', detail };
     }
-    ctx.log.info(
+    ctx.run.log.info(
       { action: action.id, verdict: verdict.kind },
       'reconciled an action of unknown outcome: doing it',
     );
@@ -131,7 +132,7 @@ async function runOne(
     const skip = await replySkipReason(action, ctx);
     if (skip) {
       if (skip.windowClosed) {
-        ctx.onWindowBlocked?.(action);
+        ctx.observe.onWindowBlocked?.(action);
         await runNested(action.whenClosed);
       }
       record(ctx, action.id, finish(previous, 'skipped', Date.now(), skip.reason));
@@ -143,7 +144,7 @@ async function runOne(
   // From here on the text may be on the platform (even if this process dies mid-call)...
   const sending = idempotent ? undefined : await beginSend(action, ctx, loadHistory);
   const started = begin(previous, Date.now(), sending?.guard);
-  if (sending) await ctx.state.commit(action.id, started);
+  if (sending) await ctx.run.state.commit(action.id, started);
   try {
     const detail = await perform(action, ctx);
     record(ctx, action.id, finish(started, 'done', Date.now(), detail));
@@ -152,7 +153,7 @@ async function runOne(
     if (sending) markSent(ctx, sending.mark);
     return withDetail({ ...base, state: 'done' }, detail);
   } catch (error) {
-    const failure = classifyFailure(error, ctx.classifyPlatformError);
+    const failure = classifyFailure(error, ctx.actions.classifyPlatformError);
     switch (failure.kind) {
       case 'unknown-outcome':
         // Leave `started` (or nothing, for an idempotent action): the next run reconciles before
@@ -161,12 +162,15 @@ async function runOne(
       case 'rejected': {
         const detail = `${failure.code}: ${failure.message}`;
         record(ctx, action.id, finish(started, 'failed', Date.now(), detail));
-        ctx.log.warn({ action: action.id, code: failure.code }, `action failed for good: ${failure.message}`);
+        ctx.run.log.warn(
+          { action: action.id, code: failure.code },
+          `action failed for good: ${failure.message}`,
+        );
         return { ...base, state: 'failed', detail };
       }
       case 'window-closed': {
         if (action.type === 'reply') {
-          ctx.onWindowBlocked?.(action);
+          ctx.observe.onWindowBlocked?.(action);
           await runNested(action.whenClosed);
         }
         const detail = 'reply window closed (refused by the client guard)';

@@ -42,7 +42,7 @@ export function sentTextKey(action: PlannedAction): string | null {
 }
 
 /** How long a sent text can be mistaken for a later one: the skew on both clocks, and a second of `sent_at` rounding. */
-const collisionWindowMs = (ctx: ExecutionContext) => 2 * ctx.reconcileSkewMs + 1_000;
+const collisionWindowMs = (reconcileSkewMs: number) => 2 * reconcileSkewMs + 1_000;
 
 /** A note or reply about to be sent: its text mark, and the known run of the text's earlier sends. */
 export interface SendingMark {
@@ -61,10 +61,11 @@ export function markSent(ctx: ExecutionContext, mark: SendingMark): void {
   if (field === null) return;
   const now = Date.now();
   const chain = prior ? { since: prior.since, count: prior.count + 1 } : null;
-  ctx.facts.recentlySent[field] = now;
-  if (chain) ctx.facts.recentChains[field] = chain;
-  else delete ctx.facts.recentChains[field];
-  ctx.state.stageConversation(`${CONVERSATION_FIELDS.recent}${field}`, formatSentMark(now, chain));
+  const { facts, state } = ctx.run;
+  facts.recentlySent[field] = now;
+  if (chain) facts.recentChains[field] = chain;
+  else delete facts.recentChains[field];
+  state.stageConversation(`${CONVERSATION_FIELDS.recent}${field}`, formatSentMark(now, chain));
 }
 
 /**
@@ -81,7 +82,7 @@ function countable(action: PlannedAction): boolean {
 
 /** Sent-text marks too old to matter (a run's finish step deletes them from the conversation hash). */
 export function staleSentMarks(facts: StoredFacts, reconcileSkewMs: number, now = Date.now()): string[] {
-  const window = 2 * reconcileSkewMs + 1_000 + 60_000;
+  const window = collisionWindowMs(reconcileSkewMs) + 60_000;
   return [
     ...Object.entries(facts.recentlySent)
       .filter(([, at]) => !(now - at <= window))
@@ -93,7 +94,7 @@ export function staleSentMarks(facts: StoredFacts, reconcileSkewMs: number, now 
 /** The platform's id of a note or reply the bridge sent, remembered to recognise its echo (own-sends.ts). */
 export function rememberSentId(ctx: ExecutionContext, detail: string | undefined): void {
   if (detail?.startsWith('message ')) {
-    ctx.state.stageConversation(sentIdField(detail.slice(8)), String(Date.now()));
+    ctx.run.state.stageConversation(sentIdField(detail.slice(8)), String(Date.now()));
   }
 }
 
@@ -113,11 +114,13 @@ export async function beginSend(
 ): Promise<{ guard: CollisionGuard; mark: SendingMark }> {
   const field = sentTextKey(action);
   if (field === null) return { guard: {}, mark: { field, prior: null } };
+  const { facts, state } = ctx.run;
   const now = Date.now();
-  const sentAt = ctx.facts.recentlySent[field];
-  const inWindow = sentAt !== undefined && now - sentAt <= collisionWindowMs(ctx);
+  const sentAt = facts.recentlySent[field];
+  const inWindow =
+    sentAt !== undefined && now - sentAt <= collisionWindowMs(ctx.clock.settings.reconcileSkewMs);
   const counted = countable(action);
-  const chain = inWindow && counted ? (ctx.facts.recentChains[field] ?? null) : null;
+  const chain = inWindow && counted ? (facts.recentChains[field] ?? null) : null;
   let guard: CollisionGuard = {};
   if (chain) guard = { chain: { ...chain } };
   else if (inWindow) {
@@ -125,15 +128,15 @@ export async function beginSend(
     guard = { after: (await loadHistory(true)).reduce((max, message) => Math.max(max, message.id), 0) };
   }
   const prior = !counted ? null : inWindow ? chain : { since: now, count: 0 };
-  ctx.facts.recentlySent[field] = now;
-  delete ctx.facts.recentChains[field];
-  ctx.state.stageConversation(`${CONVERSATION_FIELDS.recent}${field}`, String(now));
+  facts.recentlySent[field] = now;
+  delete facts.recentChains[field];
+  state.stageConversation(`${CONVERSATION_FIELDS.recent}${field}`, String(now));
   return { guard, mark: { field, prior } };
 }
 
 /** A once_per_conversation mark, in memory for the rest of the run and staged for the conversation. */
 export function markOnce(ctx: ExecutionContext, onceKey: string, at: Date): void {
   const iso = at.toISOString();
-  ctx.facts.onceMarks[onceKey] = iso;
-  ctx.state.stageConversation(`${CONVERSATION_FIELDS.once}${onceKey}`, iso);
+  ctx.run.facts.onceMarks[onceKey] = iso;
+  ctx.run.state.stageConversation(`${CONVERSATION_FIELDS.once}${onceKey}`, iso);
 }

@@ -22,25 +22,26 @@ export function performTagAction(
   action: Extract<PlannedAction, { type: 'tag' | 'untag' }>,
   ctx: ExecutionContext,
 ): string {
-  const tags = ctx.facts.tags;
+  const { facts, state } = ctx.run;
+  const tags = facts.tags;
   if (action.type === 'untag') {
     for (const name of action.tags) {
       delete tags[name];
-      ctx.state.stageConversationRemoval(tagField(name));
+      state.stageConversationRemoval(tagField(name));
     }
     return `untagged ${action.tags.join(', ')}`;
   }
-  const until = expiryOf(action, ctx.now().getTime());
+  const until = expiryOf(action, ctx.clock.now().getTime());
   for (const name of action.tags) {
     tags[name] = until;
-    ctx.state.stageConversation(tagField(name), until === null ? '0' : String(until));
+    state.stageConversation(tagField(name), until === null ? '0' : String(until));
   }
   return `tagged ${action.tags.join(', ')}${until === null ? '' : ` until ${new Date(until).toISOString()}`}`;
 }
 
 /** The tags a forward carries: as its plan fixed them, or those in force now (a timer's forward). */
 export function forwardTags(action: Extract<PlannedAction, { type: 'forward' }>, ctx: ExecutionContext) {
-  return action.tags ?? sortedNames(liveTags(ctx.facts.tags, ctx.now().getTime()));
+  return action.tags ?? sortedNames(liveTags(ctx.run.facts.tags, ctx.clock.now().getTime()));
 }
 
 /** Tag fields that have expired by `nowMs` (an event's finish step deletes them with its write). */

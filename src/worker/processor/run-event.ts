@@ -8,7 +8,7 @@ import { removeTimerJobs } from '../timers/timers.js';
 import { leaveOrder } from './order-gate.js';
 import { planEvent } from './plan-event.js';
 import type { PreparedEvent } from './prepare-run.js';
-import type { EventProcessorDeps } from './processor-deps.js';
+import type { ProcessorPorts } from './processor-deps.js';
 import { runPlannedActions } from './run-planned-actions.js';
 
 /**
@@ -35,13 +35,13 @@ export async function runEvent(
   item: BatchedEvent,
   me: string,
   prepared: PreparedEvent,
-  deps: EventProcessorDeps,
+  deps: ProcessorPorts,
   actions: ActionReport[],
   replay: boolean,
 ): Promise<EventRunResult> {
   const { event } = item;
   const conversationId = event.conversationId ?? '';
-  const log = lazyChild(deps.log, () => ({ conversationId, eventKey: event.key }));
+  const log = lazyChild(deps.observe.log, () => ({ conversationId, eventKey: event.key }));
   if (prepared.gate.released) {
     log.warn(
       { released: prepared.gate.released },
@@ -50,12 +50,18 @@ export async function runEvent(
   }
   const cancelledTimers = prepared.cancelledTimers;
   if (cancelledTimers.length > 0) {
-    await removeTimerJobs(deps.timersQueue, cancelledTimers);
+    await removeTimerJobs(deps.store.timersQueue, cancelledTimers);
     log.info({ cancelledTimers }, 'cancelled timers');
   }
   // A customer message that began a burst of a debounced rule adds its job.
   if (prepared.startedBursts.length > 0) {
-    await scheduleBursts(deps.timersQueue, deps.keys, event, prepared.startedBursts, prepared.burstRules);
+    await scheduleBursts(
+      deps.store.timersQueue,
+      deps.store.keys,
+      event,
+      prepared.startedBursts,
+      prepared.burstRules,
+    );
   }
 
   const rules = deps.rules();
@@ -83,18 +89,18 @@ export async function runEvent(
   );
   // Stale sent-text marks, expired tags and the run's untags go with the write of the leave.
   const stale = [
-    ...staleSentMarks(facts, deps.settings.reconcileSkewMs),
-    ...expiredTagFields(facts, deps.now().getTime()),
+    ...staleSentMarks(facts, deps.clock.settings.reconcileSkewMs),
+    ...expiredTagFields(facts, deps.clock.now().getTime()),
     ...prepared.state.takeConversationRemovals(),
   ];
   await leaveOrder(
-    deps,
+    deps.store,
     event,
     me,
     0,
     prepared.state.takeConversationFields(),
     stale,
-    prepared.newConversation ? deps.ttls.conversationSeconds : 0,
+    prepared.newConversation ? deps.store.ttls.conversationSeconds : 0,
   );
   if (log.isLevelEnabled('debug')) log.debug({ actions: reports.length }, 'event processed');
   return {
