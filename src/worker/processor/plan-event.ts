@@ -1,5 +1,5 @@
 import type { ConversationEvent } from '../../events/conversation-event.js';
-import { cooldownFields, factsForEvaluation, learnFromHistory } from '../conversation-facts.js';
+import { cooldownFields, factsForEvaluation, learnFromHistory, withHistory } from '../conversation-facts.js';
 import type { ConversationFacts, FrozenPlan, Plan, PlannedAction, RulesPort } from '../ports.js';
 import type { PreparedEvent } from './prepare-run.js';
 import type { ProcessorPorts } from './processor-deps.js';
@@ -43,15 +43,7 @@ export async function planEvent(
         event.messageId,
         deps.store.ttls.conversationSeconds,
       );
-      facts = {
-        ...facts,
-        lastCustomerMessageAt: maxDate(facts.lastCustomerMessageAt, learned.lastCustomerMessageAt),
-        historyChecked: true,
-        firstEventKey:
-          learned.earlierCustomerMessages > 0 && facts.firstEventKey === event.key
-            ? 'history'
-            : facts.firstEventKey,
-      };
+      facts = withHistory(facts, learned, event.key);
       prepared.facts = facts;
       // Kept, so that a debounced rule judging first_message later knows it too.
       if (facts.firstEventKey === 'history') prepared.state.stageConversation('firstIn', 'history');
@@ -101,10 +93,4 @@ export async function planEvent(
  */
 function dependsOnWindow(action: PlannedAction): boolean {
   return (action.type === 'reply' && action.window.applies) || action.id.includes('~closed.');
-}
-
-function maxDate(a: Date | null, b: Date | null): Date | null {
-  if (!a) return b;
-  if (!b) return a;
-  return a > b ? a : b;
 }

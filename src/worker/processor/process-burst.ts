@@ -3,12 +3,12 @@ import type { Burst } from '../../rules/burst.js';
 import { type BurstJobData, BurstJobDataSchema } from '../bursts/burst-job.js';
 import { claimBurst, readTakenBurst, releaseBurst } from '../bursts/burst-store.js';
 import { cooldownFields, loadFacts, type StoredFacts } from '../conversation-facts.js';
-import { RunState } from '../exactly-once/execute-actions.js';
+import { runActions } from '../exactly-once/action-life.js';
+import { RunState } from '../exactly-once/run-state.js';
 import { handleJobFailure } from '../failures/job-failure-policy.js';
 import type { ActionReport, ConversationFacts, FrozenPlan } from '../ports.js';
 import { MAX_WAIT_FOR_EARLIER_EVENTS_MS, ORDER_RECHECK_MS } from './order-gate.js';
 import type { ProcessorPorts } from './processor-deps.js';
-import { runPlannedActions } from './run-planned-actions.js';
 
 /** As a timer job reports itself (process-timer.ts TimerJobResult). */
 export interface BurstJobResult {
@@ -123,7 +123,7 @@ async function runBurst(
       }
     }
     deps.observe.onPlan?.(plan, 'message_in');
-    const reports = await runPlannedActions(
+    const reports = await runActions(
       deps,
       {
         scope: data.burstId,

@@ -2,14 +2,14 @@ import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import { describeIssuePaths } from '../../base/issue-paths.js';
 import { isBurstJobData } from '../bursts/burst-job.js';
 import { loadFacts } from '../conversation-facts.js';
-import { RunState } from '../exactly-once/execute-actions.js';
+import { runActions } from '../exactly-once/action-life.js';
+import { RunState } from '../exactly-once/run-state.js';
 import { handleJobFailure } from '../failures/job-failure-policy.js';
 import type { ActionReport } from '../ports.js';
 import { claimTimer, releaseTimer, TimerJobDataSchema } from '../timers/timers.js';
 import { MAX_WAIT_FOR_EARLIER_EVENTS_MS, ORDER_RECHECK_MS } from './order-gate.js';
 import { processBurstJob } from './process-burst.js';
 import type { ProcessorPorts } from './processor-deps.js';
-import { runPlannedActions } from './run-planned-actions.js';
 
 export interface TimerJobResult {
   timerId: string;
@@ -83,7 +83,7 @@ export async function processTimerJob(
         deps.store.ttls.unfinishedRunSeconds,
       ),
     ]);
-    const reports = await runPlannedActions(
+    const reports = await runActions(
       deps,
       {
         scope: data.timerId,

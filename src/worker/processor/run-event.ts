@@ -1,7 +1,8 @@
 import { lazyChild } from '../../observe/logger.js';
 import type { BatchedEvent } from '../../queue/event-job.js';
 import { scheduleBursts } from '../bursts/burst-job.js';
-import { staleSentMarks } from '../exactly-once/execute-actions.js';
+import { runActions } from '../exactly-once/action-life.js';
+import { staleSentMarks } from '../exactly-once/sent-marks.js';
 import { expiredTagFields } from '../exactly-once/tag-actions.js';
 import type { ActionReport } from '../ports.js';
 import { removeTimerJobs } from '../timers/timers.js';
@@ -9,7 +10,6 @@ import { leaveOrder } from './order-gate.js';
 import { planEvent } from './plan-event.js';
 import type { PreparedEvent } from './prepare-run.js';
 import type { ProcessorPorts } from './processor-deps.js';
-import { runPlannedActions } from './run-planned-actions.js';
 
 /**
  * What a batch job returns for each event it ran (kept with the job while `retention.done_events`
@@ -29,7 +29,7 @@ export interface EventRunResult {
 /**
  * One event's run, from its prepared state (prepare-run.ts) to leaving the order: the timers it
  * cancelled go, its plan is frozen (plan-event.ts), its actions run through the ledger
- * (run-planned-actions.ts), and it leaves its conversation's order with what the run learnt.
+ * (exactly-once/action-life.ts), and it leaves its conversation's order with what the run learnt.
  */
 export async function runEvent(
   item: BatchedEvent,
@@ -72,7 +72,7 @@ export async function runEvent(
   // The facts the plan was made with (planning may have learnt from history).
   const facts = prepared.facts;
 
-  const reports = await runPlannedActions(
+  const reports = await runActions(
     deps,
     {
       scope: event.key,
