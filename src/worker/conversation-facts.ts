@@ -194,6 +194,33 @@ export async function learnFromHistory(
   return { lastCustomerMessageAt: last, earlierCustomerMessages: earlier };
 }
 
+/**
+ * The facts once the history taught what the bridge did not know (`learnFromHistory`): the later
+ * of the two last customer messages, history checked, and an event that looked like the first
+ * customer message is not when the history holds earlier ones.
+ */
+export function withHistory(
+  facts: StoredFacts,
+  learned: { lastCustomerMessageAt: Date | null; earlierCustomerMessages: number },
+  eventKey: string,
+): StoredFacts {
+  return {
+    ...facts,
+    lastCustomerMessageAt: laterOf(facts.lastCustomerMessageAt, learned.lastCustomerMessageAt),
+    historyChecked: true,
+    firstEventKey:
+      learned.earlierCustomerMessages > 0 && facts.firstEventKey === eventKey
+        ? 'history'
+        : facts.firstEventKey,
+  };
+}
+
+function laterOf(a: Date | null, b: Date | null): Date | null {
+  if (!a) return b;
+  if (!b) return a;
+  return a > b ? a : b;
+}
+
 /** The facts the evaluator sees for one event. */
 export function factsForEvaluation(stored: StoredFacts, event: ConversationEvent): ConversationFacts {
   return {

@@ -73,6 +73,8 @@ export interface RulesPort {
 
 /** Sets `after:` and `window_closing` timers (timers/timers.ts: a delayed job and a registration). */
 export interface TimerScheduler {
+  /** The id of the timer an action sets in a run's scope (stable: a repeat finds the same timer). */
+  idFor(scope: string, actionId: string): string;
   schedule(input: {
     timerId: string;
     conversationId: string;

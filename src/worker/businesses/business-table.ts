@@ -16,7 +16,7 @@ import {
   UNKNOWN_BUSINESS_RECHECK_MS,
 } from '../processor/process-event.js';
 import { processTimerJob, type TimerJobResult } from '../processor/process-timer.js';
-import type { BatchDeps, EventProcessorDeps } from '../processor/processor-deps.js';
+import type { BatchDeps, ObservePort, ProcessorPorts } from '../processor/processor-deps.js';
 import { createShadowObserver, type ShadowObserver } from '../shadow/shadow-observer.js';
 import type { StoreTtls } from '../store-ttls.js';
 import { createTimerScheduler } from '../timers/timers.js';
@@ -49,7 +49,7 @@ export interface SharedWorkerParts {
 /** One business's processor contexts (one per consumed shard) and its gate. */
 interface BusinessContext {
   readonly business: WorkerBusiness;
-  readonly deps: ReadonlyMap<number, EventProcessorDeps>;
+  readonly deps: ReadonlyMap<number, ProcessorPorts>;
   readonly gate: BusinessGate;
 }
 
@@ -205,7 +205,6 @@ export class BusinessTable {
           ttls,
         },
         of: (tag) => this.contextOf(tag)?.deps.get(shard),
-        gateOf: (tag) => this.contextOf(tag)?.gate,
         hold: (job, tags) => this.holdEvents(job, tags),
       };
       this.batches.set(shard, made);
@@ -263,52 +262,66 @@ export class BusinessTable {
         })
       : undefined;
     if (shadow) this.shadows.add(shadow);
-    const deps = new Map<number, EventProcessorDeps>();
+    const observe: ObservePort = {
+      ...processorHooks(metrics),
+      log,
+      ...(recorder ? { recorder } : {}),
+      ...(shadow ? { shadow } : {}),
+    };
+    const actionsOf = (timers: ProcessorPorts['actions']['timers']): ProcessorPorts['actions'] => ({
+      platform: business.platform,
+      classifyPlatformError: business.classifyPlatformError,
+      forwarder: business.forwarder,
+      timers,
+    });
+    const jobs: ProcessorPorts['jobs'] = {
+      slots: shared.slots,
+      gate,
+      failurePolicy: {
+        redis: shared.redis,
+        keys: layout.global,
+        deadLetterSeconds: shared.ttls.deadLetterSeconds,
+        // A 429 or a credentials failure pauses this business alone when others share the
+        // process (its gate); a business served alone pauses every shard's queues: they all
+        // call its platform.
+        queues: shared.allQueues,
+        settings: shared.settings,
+        log,
+        onPause: (reason) => {
+          metrics?.pauses.inc({ reason });
+          // The credentials alarm as a metric: 1 from the first 401/403 until a platform call
+          // succeeds again (compose-worker.ts sets it back to 0).
+          if (reason === 'auth') metrics?.authFailing.set(1);
+        },
+        onDeadLetter: (entry) => metrics?.deadLetters.inc({ queue: entry.queue, code: entry.code }),
+        pauseBusiness: (ms: number, reason: PauseReason) => gate.pauseAmongOthers(ms, reason),
+      },
+    };
+    const clock = { now: shared.now, settings: shared.settings };
+    const deps = new Map<number, ProcessorPorts>();
     for (const q of shared.consumed) {
       const keys = (layout.all[q.shard.index] ?? layout.all[0])?.keys ?? layout.global;
-      deps.set(q.shard.index, {
-        ...processorHooks(metrics),
+      const store = {
         redis: shared.redis,
         keys,
+        ttls: shared.ttls,
         eventsQueue: q.events,
         timersQueue: q.timers,
-        platform: business.platform,
-        classifyPlatformError: business.classifyPlatformError,
-        forwarder: business.forwarder,
+      };
+      const timers = createTimerScheduler(
+        shared.redis,
+        keys,
+        q.timers,
+        shared.now,
+        shared.ttls.conversationSeconds,
+      );
+      deps.set(q.shard.index, {
+        store,
+        actions: actionsOf(timers),
         rules: business.rules,
-        timers: createTimerScheduler(
-          shared.redis,
-          keys,
-          q.timers,
-          shared.now,
-          shared.ttls.conversationSeconds,
-        ),
-        slots: shared.slots,
-        now: shared.now,
-        settings: shared.settings,
-        ttls: shared.ttls,
-        failurePolicy: {
-          redis: shared.redis,
-          keys: layout.global,
-          deadLetterSeconds: shared.ttls.deadLetterSeconds,
-          // A 429 or a credentials failure pauses this business alone when others share the
-          // process (its gate); a business served alone pauses every shard's queues: they all
-          // call its platform.
-          queues: shared.allQueues,
-          settings: shared.settings,
-          log,
-          onPause: (reason) => {
-            metrics?.pauses.inc({ reason });
-            // The credentials alarm as a metric: 1 from the first 401/403 until a platform call
-            // succeeds again (compose-worker.ts sets it back to 0).
-            if (reason === 'auth') metrics?.authFailing.set(1);
-          },
-          onDeadLetter: (entry) => metrics?.deadLetters.inc({ queue: entry.queue, code: entry.code }),
-          pauseBusiness: (ms: number, reason: PauseReason) => gate.pauseAmongOthers(ms, reason),
-        },
-        log,
-        ...(recorder ? { recorder } : {}),
-        ...(shadow ? { shadow } : {}),
+        clock,
+        observe,
+        jobs,
       });
     }
     return { business, deps, gate };
@@ -339,7 +352,7 @@ function businessOf(job: Job | undefined): unknown {
 /** The hooks that feed the metrics from a processor context. */
 function processorHooks(
   metrics: WorkerMetrics | undefined,
-): Pick<EventProcessorDeps, 'onRetry' | 'onAction' | 'onWindowBlocked' | 'onPlan' | 'onPlanFrozen'> {
+): Pick<ObservePort, 'onRetry' | 'onAction' | 'onWindowBlocked' | 'onPlan' | 'onPlanFrozen'> {
   return {
     onRetry: () => metrics?.jobs.inc({ queue: 'events', outcome: 'retried' }),
     onAction: (report) => metrics?.actions.inc({ rule: report.rule, type: report.type, state: report.state }),

@@ -4,13 +4,8 @@ import type { SendChain } from '../conversation-facts.js';
 /**
  * The action ledger: one record per (event, action) kept in Redis, written BEFORE and AFTER every
  * call to the outside world. It is what turns BullMQ's at-least-once job execution into
- * exactly-once effects (issue "Worker", point 3).
- *
- *   (absent) --begin--> started --succeeded--> done
- *                          |--not sent-----> retry      (provably never reached the platform: 429, refused)
- *                          |--rejected-----> failed     (4xx validation: permanent, never retried)
- *                          '--crash / unknown outcome: stays `started`
- *   (absent) --skip--> skipped   (window closed, once-per-conversation, cancelled timer)
+ * exactly-once effects. This file is the record's form; the moves between its states are the
+ * steps of an action's life (action-life.ts, which draws them).
  *
  * When a run finds `started`, the previous attempt may or may not have reached the platform, so
  * the action is reconciled against the conversation's history before anything is sent again.
@@ -46,50 +41,10 @@ export type LedgerDecision =
   | { kind: 'reconcile'; startedAt: number; after?: number; chain?: SendChain } // outcome unknown: look at history first
   | { kind: 'finished'; state: 'done' | 'failed' | 'skipped' }; // nothing to do
 
-export function decide(entry: LedgerEntry | undefined): LedgerDecision {
-  if (!entry) return { kind: 'run' };
-  switch (entry.state) {
-    case 'retry':
-      return { kind: 'run' };
-    case 'started': {
-      const decision: LedgerDecision = { kind: 'reconcile', startedAt: entry.at };
-      if (entry.after !== undefined) decision.after = entry.after;
-      if (entry.chain !== undefined) decision.chain = entry.chain;
-      return decision;
-    }
-    case 'done':
-    case 'failed':
-    case 'skipped':
-      return { kind: 'finished', state: entry.state };
-  }
-}
-
 /** What rules out a same-text message sent moments before this call (see sent-marks.ts). */
 export interface CollisionGuard {
   after?: number;
   chain?: SendChain;
-}
-
-export function begin(
-  previous: LedgerEntry | undefined,
-  now: number,
-  guard: CollisionGuard = {},
-): LedgerEntry {
-  const entry: LedgerEntry = { state: 'started', at: now, tries: (previous?.tries ?? 0) + 1 };
-  if (guard.after !== undefined) entry.after = guard.after;
-  if (guard.chain !== undefined) entry.chain = guard.chain;
-  return entry;
-}
-
-export function finish(
-  previous: LedgerEntry | undefined,
-  state: Exclude<LedgerState, 'started'>,
-  now: number,
-  detail?: string,
-): LedgerEntry {
-  const entry: LedgerEntry = { state, at: now, tries: previous?.tries ?? 0 };
-  if (detail !== undefined) entry.detail = detail;
-  return entry;
 }
 
 /** Parses a stored entry; a corrupt value is treated as `started` (reconcile: the safe reading). */

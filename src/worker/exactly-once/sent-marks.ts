@@ -1,14 +1,7 @@
 import { createHash } from 'node:crypto';
-import {
-  CONVERSATION_FIELDS,
-  formatSentMark,
-  type SendChain,
-  type StoredFacts,
-} from '../conversation-facts.js';
-import type { HistoryMessage, PlannedAction } from '../ports.js';
-import type { CollisionGuard } from './action-ledger.js';
-import type { ExecutionContext } from './execution-context.js';
-import { sentIdField, staleSentIds } from './own-sends.js';
+import { CONVERSATION_FIELDS, type SendChain, type StoredFacts } from '../conversation-facts.js';
+import type { PlannedAction } from '../ports.js';
+import { staleSentIds } from './own-sends.js';
 import { comparableText } from './reconcile-action.js';
 
 // What a run remembers of its own sends, staged for the conversation hash: the text marks (`R:`)
@@ -42,7 +35,7 @@ export function sentTextKey(action: PlannedAction): string | null {
 }
 
 /** How long a sent text can be mistaken for a later one: the skew on both clocks, and a second of `sent_at` rounding. */
-const collisionWindowMs = (ctx: ExecutionContext) => 2 * ctx.reconcileSkewMs + 1_000;
+export const collisionWindowMs = (reconcileSkewMs: number) => 2 * reconcileSkewMs + 1_000;
 
 /** A note or reply about to be sent: its text mark, and the known run of the text's earlier sends. */
 export interface SendingMark {
@@ -52,27 +45,11 @@ export interface SendingMark {
 }
 
 /**
- * After the call (the window counts from now): the mark again, with the run of sends it closes
- * when this send is done and every earlier one in the run is known. A later send of the same
- * text then needs no history read before its call (`beginSend`).
- */
-export function markSent(ctx: ExecutionContext, mark: SendingMark): void {
-  const { field, prior } = mark;
-  if (field === null) return;
-  const now = Date.now();
-  const chain = prior ? { since: prior.since, count: prior.count + 1 } : null;
-  ctx.facts.recentlySent[field] = now;
-  if (chain) ctx.facts.recentChains[field] = chain;
-  else delete ctx.facts.recentChains[field];
-  ctx.state.stageConversation(`${CONVERSATION_FIELDS.recent}${field}`, formatSentMark(now, chain));
-}
-
-/**
  * Sends that can be counted in the history: exactly one message each. A text of links only may be
  * stored as several image messages, or as nothing once unreachable links are removed (interface,
  * POST /v1/message, behaviour 3), so its sends are never counted.
  */
-function countable(action: PlannedAction): boolean {
+export function countable(action: PlannedAction): boolean {
   if (action.type === 'note') return comparableText(action.text) !== '';
   if (action.type === 'reply')
     return !('text' in action.message) || comparableText(action.message.text) !== '';
@@ -81,59 +58,11 @@ function countable(action: PlannedAction): boolean {
 
 /** Sent-text marks too old to matter (a run's finish step deletes them from the conversation hash). */
 export function staleSentMarks(facts: StoredFacts, reconcileSkewMs: number, now = Date.now()): string[] {
-  const window = 2 * reconcileSkewMs + 1_000 + 60_000;
+  const window = collisionWindowMs(reconcileSkewMs) + 60_000;
   return [
     ...Object.entries(facts.recentlySent)
       .filter(([, at]) => !(now - at <= window))
       .map(([field]) => `${CONVERSATION_FIELDS.recent}${field}`),
     ...staleSentIds(facts, now),
   ];
-}
-
-/** The platform's id of a note or reply the bridge sent, remembered to recognise its echo (own-sends.ts). */
-export function rememberSentId(ctx: ExecutionContext, detail: string | undefined): void {
-  if (detail?.startsWith('message ')) {
-    ctx.state.stageConversation(sentIdField(detail.slice(8)), String(Date.now()));
-  }
-}
-
-/**
- * Before a note or reply's call, with the text hashed once:
- * - the guard for its `started` entry: what rules out, should the outcome be unknown, a message of
- *   the same text sent moments before (see `sentTextKey`): nothing when there was none; the run
- *   of those sends when each is known to have reached the platform (no round trip); otherwise the
- *   highest history id now (one history read);
- * - the text's mark, staged as "being sent now, not known" (a crash mid-call must leave a mark
- *   that says so), and the run this send continues, for `markSent`.
- */
-export async function beginSend(
-  action: PlannedAction,
-  ctx: ExecutionContext,
-  loadHistory: (fresh?: boolean) => Promise<HistoryMessage[]>,
-): Promise<{ guard: CollisionGuard; mark: SendingMark }> {
-  const field = sentTextKey(action);
-  if (field === null) return { guard: {}, mark: { field, prior: null } };
-  const now = Date.now();
-  const sentAt = ctx.facts.recentlySent[field];
-  const inWindow = sentAt !== undefined && now - sentAt <= collisionWindowMs(ctx);
-  const counted = countable(action);
-  const chain = inWindow && counted ? (ctx.facts.recentChains[field] ?? null) : null;
-  let guard: CollisionGuard = {};
-  if (chain) guard = { chain: { ...chain } };
-  else if (inWindow) {
-    // Fresh: the same-text message may have been sent earlier in this very run.
-    guard = { after: (await loadHistory(true)).reduce((max, message) => Math.max(max, message.id), 0) };
-  }
-  const prior = !counted ? null : inWindow ? chain : { since: now, count: 0 };
-  ctx.facts.recentlySent[field] = now;
-  delete ctx.facts.recentChains[field];
-  ctx.state.stageConversation(`${CONVERSATION_FIELDS.recent}${field}`, String(now));
-  return { guard, mark: { field, prior } };
-}
-
-/** A once_per_conversation mark, in memory for the rest of the run and staged for the conversation. */
-export function markOnce(ctx: ExecutionContext, onceKey: string, at: Date): void {
-  const iso = at.toISOString();
-  ctx.facts.onceMarks[onceKey] = iso;
-  ctx.state.stageConversation(`${CONVERSATION_FIELDS.once}${onceKey}`, iso);
 }

@@ -1,10 +1,7 @@
-import { expiryOf, liveTags, sortedNames } from '../../rules/tags.js';
 import { CONVERSATION_FIELDS, type StoredFacts } from '../conversation-facts.js';
-import type { PlannedAction } from '../ports.js';
-import type { ExecutionContext } from './execution-context.js';
 
 /**
- * Tag and untag actions: no platform call. The tags are fields of the conversation
+ * Tag and untag actions (performed by action-life.ts): no platform call. The tags are fields of the conversation
  * hash (`G:<tag>` = ms when it expires, '0' for never), staged with the run's state and written
  * by the run's next write: with the ledger entry that says the action is done (a commit before a
  * later note or reply), or when the event leaves its order (processor/order-gate.ts LEAVE_LUA),
@@ -16,31 +13,6 @@ import type { ExecutionContext } from './execution-context.js';
 
 export function tagField(name: string): string {
   return `${CONVERSATION_FIELDS.tag}${name}`;
-}
-
-export function performTagAction(
-  action: Extract<PlannedAction, { type: 'tag' | 'untag' }>,
-  ctx: ExecutionContext,
-): string {
-  const tags = ctx.facts.tags;
-  if (action.type === 'untag') {
-    for (const name of action.tags) {
-      delete tags[name];
-      ctx.state.stageConversationRemoval(tagField(name));
-    }
-    return `untagged ${action.tags.join(', ')}`;
-  }
-  const until = expiryOf(action, ctx.now().getTime());
-  for (const name of action.tags) {
-    tags[name] = until;
-    ctx.state.stageConversation(tagField(name), until === null ? '0' : String(until));
-  }
-  return `tagged ${action.tags.join(', ')}${until === null ? '' : ` until ${new Date(until).toISOString()}`}`;
-}
-
-/** The tags a forward carries: as its plan fixed them, or those in force now (a timer's forward). */
-export function forwardTags(action: Extract<PlannedAction, { type: 'forward' }>, ctx: ExecutionContext) {
-  return action.tags ?? sortedNames(liveTags(ctx.facts.tags, ctx.now().getTime()));
 }
 
 /** Tag fields that have expired by `nowMs` (an event's finish step deletes them with its write). */

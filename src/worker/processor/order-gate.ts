@@ -1,7 +1,7 @@
 import type { ConversationEvent } from '../../events/conversation-event.js';
 import type { RedisClient } from '../../redis/redis-client.js';
 import { defineRedisScript } from '../../redis/redis-script.js';
-import type { EventProcessorDeps } from './processor-deps.js';
+import type { StorePort } from './processor-deps.js';
 
 /**
  * Per-conversation ordering across any number of worker processes (issue "Worker", point 1).
@@ -169,7 +169,7 @@ export async function leaveOrderGate(
  * run is done, or it was dead-lettered). The next event of the same batch is run by the batch itself.
  */
 export async function leaveOrder(
-  deps: EventProcessorDeps,
+  deps: Pick<StorePort, 'redis' | 'keys' | 'eventsQueue'>,
   event: ConversationEvent,
   me: string,
   keepRunSeconds: number,

@@ -1,8 +1,8 @@
 import type { ConversationEvent } from '../../events/conversation-event.js';
-import { cooldownFields, factsForEvaluation, learnFromHistory } from '../conversation-facts.js';
+import { cooldownFields, factsForEvaluation, learnFromHistory, withHistory } from '../conversation-facts.js';
 import type { ConversationFacts, FrozenPlan, Plan, PlannedAction, RulesPort } from '../ports.js';
 import type { PreparedEvent } from './prepare-run.js';
-import type { EventProcessorDeps } from './processor-deps.js';
+import type { ProcessorPorts } from './processor-deps.js';
 
 /**
  * An event's plan: evaluated once and frozen (a re-run uses the same plan, even if time or facts
@@ -17,14 +17,14 @@ export async function planEvent(
   conversationId: string,
   prepared: PreparedEvent,
   rules: RulesPort,
-  deps: EventProcessorDeps,
+  deps: ProcessorPorts,
 ): Promise<FrozenPlan> {
   let facts = prepared.facts;
   // What the plan was evaluated with, for the recorder and the shadow rules (undefined when a frozen
   // plan was read back, or neither is on).
   let evaluated: { now: Date; facts: ConversationFacts; blocked: string[] } | undefined;
   const evaluate = async (): Promise<Plan> => {
-    const now = deps.now();
+    const now = deps.clock.now();
     let planned = rules.evaluate(event, factsForEvaluation(facts, event), now);
     const needsHistory =
       (event.kind !== 'message_in' &&
@@ -36,28 +36,20 @@ export async function planEvent(
         facts.firstEventKey === event.key);
     if (needsHistory) {
       const learned = await learnFromHistory(
-        deps.redis,
-        deps.keys,
+        deps.store.redis,
+        deps.store.keys,
         conversationId,
-        deps.platform.history(conversationId),
+        deps.actions.platform.history(conversationId),
         event.messageId,
-        deps.ttls.conversationSeconds,
+        deps.store.ttls.conversationSeconds,
       );
-      facts = {
-        ...facts,
-        lastCustomerMessageAt: maxDate(facts.lastCustomerMessageAt, learned.lastCustomerMessageAt),
-        historyChecked: true,
-        firstEventKey:
-          learned.earlierCustomerMessages > 0 && facts.firstEventKey === event.key
-            ? 'history'
-            : facts.firstEventKey,
-      };
+      facts = withHistory(facts, learned, event.key);
       prepared.facts = facts;
       // Kept, so that a debounced rule judging first_message later knows it too.
       if (facts.firstEventKey === 'history') prepared.state.stageConversation('firstIn', 'history');
       planned = rules.evaluate(event, factsForEvaluation(facts, event), now);
     }
-    if (deps.recorder || deps.shadow?.enabled()) {
+    if (deps.observe.recorder || deps.observe.shadow?.enabled()) {
       const blocked = planned.blockedReplies.map((b) => b.actionId);
       evaluated = { now, facts: factsForEvaluation(facts, event), blocked };
     }
@@ -79,14 +71,15 @@ export async function planEvent(
       matched: planned.matched.map((m) => ({ rule: m.rule, cooldownMs: m.cooldownMs })),
     };
     if (plan.actions.length > 0) prepared.state.stagePlan(JSON.stringify(plan));
-    deps.onPlanFrozen?.(planned);
+    deps.observe.onPlanFrozen?.(planned);
     // Shadow rules: the candidate's plan from the same facts, compared, never acted on.
-    if (evaluated) deps.shadow?.observe({ event, facts: evaluated.facts, now: evaluated.now, plan: planned });
+    if (evaluated)
+      deps.observe.shadow?.observe({ event, facts: evaluated.facts, now: evaluated.now, plan: planned });
   }
 
-  deps.onPlan?.(plan, event.kind);
-  if (evaluated) deps.recorder?.record({ event, plan, ...evaluated });
-  for (const [field, value] of Object.entries(cooldownFields(plan, deps.now()))) {
+  deps.observe.onPlan?.(plan, event.kind);
+  if (evaluated) deps.observe.recorder?.record({ event, plan, ...evaluated });
+  for (const [field, value] of Object.entries(cooldownFields(plan, deps.clock.now()))) {
     prepared.state.stageConversation(field, value);
   }
   return plan;
@@ -100,10 +93,4 @@ export async function planEvent(
  */
 function dependsOnWindow(action: PlannedAction): boolean {
   return (action.type === 'reply' && action.window.applies) || action.id.includes('~closed.');
-}
-
-function maxDate(a: Date | null, b: Date | null): Date | null {
-  if (!a) return b;
-  if (!b) return a;
-  return a > b ? a : b;
 }

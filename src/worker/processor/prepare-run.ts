@@ -4,7 +4,8 @@ import type { RedisClient } from '../../redis/redis-client.js';
 import { defineRedisScript } from '../../redis/redis-script.js';
 import { BURST_LUA, type BurstArg, type BurstRule } from '../bursts/burst-store.js';
 import { type StoredFacts, toStoredFacts, withCustomerMessage } from '../conversation-facts.js';
-import { echoProbe, RunState } from '../exactly-once/execute-actions.js';
+import { echoProbe } from '../exactly-once/own-sends.js';
+import { RunState } from '../exactly-once/run-state.js';
 import type { StoreTtls } from '../store-ttls.js';
 import { GATE_LUA, type GateDecision } from './order-gate.js';
 

@@ -3,12 +3,12 @@ import type { Burst } from '../../rules/burst.js';
 import { type BurstJobData, BurstJobDataSchema } from '../bursts/burst-job.js';
 import { claimBurst, readTakenBurst, releaseBurst } from '../bursts/burst-store.js';
 import { cooldownFields, loadFacts, type StoredFacts } from '../conversation-facts.js';
-import { RunState } from '../exactly-once/execute-actions.js';
+import { runActions } from '../exactly-once/action-life.js';
+import { RunState } from '../exactly-once/run-state.js';
 import { handleJobFailure } from '../failures/job-failure-policy.js';
 import type { ActionReport, ConversationFacts, FrozenPlan } from '../ports.js';
 import { MAX_WAIT_FOR_EARLIER_EVENTS_MS, ORDER_RECHECK_MS } from './order-gate.js';
-import type { EventProcessorDeps } from './processor-deps.js';
-import { runPlannedActions } from './run-planned-actions.js';
+import type { ProcessorPorts } from './processor-deps.js';
 
 /** As a timer job reports itself (process-timer.ts TimerJobResult). */
 export interface BurstJobResult {
@@ -28,26 +28,30 @@ export interface BurstJobResult {
 export async function processBurstJob(
   job: Job,
   token: string | undefined,
-  deps: EventProcessorDeps,
+  deps: ProcessorPorts,
 ): Promise<BurstJobResult> {
   const parsed = BurstJobDataSchema.safeParse(job.data);
   if (!parsed.success) {
     throw new UnrecoverableError(`job ${job.id} does not hold a valid burst: ${parsed.error.message}`);
   }
   const data = parsed.data;
-  const log = deps.log.child({ conversationId: data.conversationId, rule: data.rule, burstId: data.burstId });
+  const log = deps.observe.log.child({
+    conversationId: data.conversationId,
+    rule: data.rule,
+    burstId: data.burstId,
+  });
   const cancelled = (): BurstJobResult => ({ timerId: data.burstId, state: 'cancelled', actions: [] });
 
   let burst: Burst;
   if (data.replay === undefined) {
     await waitForEarlierEvents(job, token, deps, data);
-    const claim = await claimBurst(deps.redis, deps.keys, {
+    const claim = await claimBurst(deps.store.redis, deps.store.keys, {
       conversationId: data.conversationId,
       rule: data.rule,
       burstId: data.burstId,
       settings: data,
       now: Date.now(),
-      runSeconds: deps.ttls.unfinishedRunSeconds,
+      runSeconds: deps.store.ttls.unfinishedRunSeconds,
     });
     if (claim.kind === 'wait') {
       // A message extended the burst: sleep until the customer has been quiet long enough.
@@ -67,7 +71,7 @@ export async function processBurstJob(
     }
     burst = claim.burst;
   } else {
-    const taken = await readTakenBurst(deps.redis, deps.keys, data.burstId);
+    const taken = await readTakenBurst(deps.store.redis, deps.store.keys, data.burstId);
     if (!taken) {
       log.warn('replay of a burst whose messages are no longer kept: nothing to do');
       return cancelled();
@@ -80,32 +84,32 @@ export async function processBurstJob(
 /** The burst's plan (evaluated once, then read back) and its actions through the ledger. */
 async function runBurst(
   job: Job,
-  deps: EventProcessorDeps,
+  deps: ProcessorPorts,
   data: BurstJobData,
   burst: Burst,
-  log: EventProcessorDeps['log'],
+  log: ProcessorPorts['observe']['log'],
 ): Promise<BurstJobResult> {
   const actions: ActionReport[] = [];
   // A dead letter keeps the burst's run state (the burst, its ledger) as long as itself, for a replay.
-  const release = (keepRunSeconds = deps.ttls.deadLetterRunSeconds) =>
-    releaseBurst(deps.redis, deps.keys, data.burstId, keepRunSeconds);
+  const release = (keepRunSeconds = deps.store.ttls.deadLetterRunSeconds) =>
+    releaseBurst(deps.store.redis, deps.store.keys, data.burstId, keepRunSeconds);
   let state: RunState | undefined;
   try {
     let facts: StoredFacts;
     [facts, state] = await Promise.all([
-      loadFacts(deps.redis, deps.keys, data.conversationId),
+      loadFacts(deps.store.redis, deps.store.keys, data.conversationId),
       RunState.load(
-        deps.redis,
-        deps.keys.run(data.burstId),
-        deps.keys.conversation(data.conversationId),
-        deps.ttls.unfinishedRunSeconds,
+        deps.store.redis,
+        deps.store.keys.run(data.burstId),
+        deps.store.keys.conversation(data.conversationId),
+        deps.store.ttls.unfinishedRunSeconds,
       ),
     ]);
     const rules = deps.rules();
     let plan: FrozenPlan;
     if (state.storedPlan) plan = JSON.parse(state.storedPlan) as FrozenPlan;
     else {
-      const now = deps.now();
+      const now = deps.clock.now();
       const planned = rules.evaluateBurst(data.rule, burst, burstFacts(facts, burst), now);
       if (planned === null) log.warn('the rule is gone or no longer debounced (a reload): burst dropped');
       plan = {
@@ -113,13 +117,13 @@ async function runBurst(
         matched: planned?.matched.map((m) => ({ rule: m.rule, cooldownMs: m.cooldownMs })) ?? [],
       };
       if (plan.actions.length > 0) state.stagePlan(JSON.stringify(plan));
-      if (planned) deps.onPlanFrozen?.(planned);
+      if (planned) deps.observe.onPlanFrozen?.(planned);
       for (const [field, value] of Object.entries(cooldownFields(plan, now))) {
         state.stageConversation(field, value);
       }
     }
-    deps.onPlan?.(plan, 'message_in');
-    const reports = await runPlannedActions(
+    deps.observe.onPlan?.(plan, 'message_in');
+    const reports = await runActions(
       deps,
       {
         scope: data.burstId,
@@ -143,7 +147,7 @@ async function runBurst(
     return { timerId: data.burstId, state: 'fired', actions: reports };
   } catch (error) {
     await state?.flush().catch(() => undefined);
-    return handleJobFailure(job, error, deps.failurePolicy, {
+    return handleJobFailure(job, error, deps.jobs.failurePolicy, {
       queue: 'timers',
       conversationId: data.conversationId,
       eventKey: burst.lastEvent.key,
@@ -176,13 +180,13 @@ const FIRST_RECHECK_MS = 100;
 async function waitForEarlierEvents(
   job: Job,
   token: string | undefined,
-  deps: EventProcessorDeps,
+  deps: ProcessorPorts,
   data: BurstJobData,
 ): Promise<void> {
   const now = Date.now();
-  const cut = data.cut ?? Number((await deps.redis.get(deps.keys.arrival)) ?? '0');
+  const cut = data.cut ?? Number((await deps.store.redis.get(deps.store.keys.arrival)) ?? '0');
   const firstFiredAt = data.firstFiredAt ?? now;
-  const head = await deps.redis.zrange(deps.keys.order(data.conversationId), 0, 0, 'WITHSCORES');
+  const head = await deps.store.redis.zrange(deps.store.keys.order(data.conversationId), 0, 0, 'WITHSCORES');
   const headArrival = head[1] === undefined ? Number.POSITIVE_INFINITY : Number(head[1]);
   if (headArrival <= cut && now - firstFiredAt < MAX_WAIT_FOR_EARLIER_EVENTS_MS) {
     await job.updateData({ ...data, cut, firstFiredAt });

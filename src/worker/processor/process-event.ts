@@ -12,7 +12,7 @@ import type { BusinessGate } from './business-gate.js';
 import { GAVE_UP } from './event-slots.js';
 import { checkOrderGate, GHOST_GRACE_MS, leaveOrder, ORDER_RECHECK_MS } from './order-gate.js';
 import { type PrepareOutcome, prepareEvents } from './prepare-run.js';
-import type { BatchDeps, BatchShared, EventProcessorDeps } from './processor-deps.js';
+import type { BatchDeps, BatchShared, ProcessorPorts } from './processor-deps.js';
 import { type EventRunResult, runEvent } from './run-event.js';
 
 export interface EventJobResult {
@@ -170,7 +170,7 @@ class EventBatch {
    * The context of the business holding an event's naming. Only events that `holdOf` let through
    * get here: one of a naming no business holds is held before anything runs for it.
    */
-  depsOf(item: BatchedEvent): EventProcessorDeps {
+  depsOf(item: BatchedEvent): ProcessorPorts {
     const deps = this.batchDeps.of(tagOfJob(item.business));
     if (deps === undefined) {
       throw new Error(
@@ -191,7 +191,7 @@ class EventBatch {
         return {
           event: item.event,
           member: this.member(item),
-          keys: deps.keys,
+          keys: deps.store.keys,
           ...(burst !== undefined ? { burst } : {}),
         };
       }),
@@ -201,9 +201,10 @@ class EventBatch {
   /** Why an event's business holds it back before anything is read for it, if it does. */
   holdOf(item: BatchedEvent): Held | undefined {
     const tag = tagOfJob(item.business);
-    if (this.batchDeps.of(tag) === undefined) return { kind: 'unknown', item, tag };
-    const gate = this.batchDeps.gateOf(tag);
-    if (gate?.isPaused()) return { kind: 'paused', item, until: gate.pausedUntil };
+    const deps = this.batchDeps.of(tag);
+    if (deps === undefined) return { kind: 'unknown', item, tag };
+    const gate = deps.jobs.gate;
+    if (gate.isPaused()) return { kind: 'paused', item, until: gate.pausedUntil };
     return undefined;
   }
 
@@ -225,7 +226,7 @@ class EventBatch {
     preparedOf: Map<BatchedEvent, PrepareOutcome | undefined>,
   ): Promise<GroupOutcome> {
     const deps = this.depsOf(group[0] as BatchedEvent);
-    const gate = this.batchDeps.gateOf(tagOfJob((group[0] as BatchedEvent).business));
+    const gate = deps.jobs.gate;
     for (const item of group) {
       let outcome = preparedOf.get(item);
       // Chained behind an earlier event of this batch (which has just left): look again.
@@ -237,19 +238,19 @@ class EventBatch {
       }
       if (outcome.gate.kind !== 'go' || !('state' in outcome)) return { kind: 'waiting', item };
       // Its business paused meanwhile.
-      if (gate?.isPaused()) return { kind: 'paused', item, until: gate.pausedUntil };
+      if (gate.isPaused()) return { kind: 'paused', item, until: gate.pausedUntil };
       const actions: ActionReport[] = [];
       const prepared = outcome;
       const run = () => runEvent(item, this.member(item), prepared, deps, actions, this.replay);
       let result: EventRunResult | typeof NO_ROOM;
       try {
         // With tracing on, the run is the `event process` span of the webhook's trace.
-        result = await this.runInSlots(deps, gate, () => traceEventRun(item, run, eventSpanFacts));
+        result = await this.runInSlots(deps.jobs, () => traceEventRun(item, run, eventSpanFacts));
       } catch (error) {
         await outcome.state.flush().catch(() => undefined);
         return new EventRunFailed(item, actions, error);
       }
-      if (result === NO_ROOM) return { kind: 'room', item, gate: gate as BusinessGate };
+      if (result === NO_ROOM) return { kind: 'room', item, gate };
       this.done.push(result);
     }
     return { kind: 'done' };
@@ -263,17 +264,16 @@ class EventBatch {
    * the job slots the others' batches need.
    */
   private async runInSlots<T>(
-    deps: EventProcessorDeps,
-    gate: BusinessGate | undefined,
+    { slots, gate }: ProcessorPorts['jobs'],
     task: () => Promise<T>,
   ): Promise<T | typeof NO_ROOM> {
     // Served alone, a business's events take the slots first come, first served.
-    if (gate === undefined || !gate.isolates) return deps.slots.run(task);
+    if (!gate.isolates) return slots.run(task);
     const own = this.ownOf(gate);
     if (own.count === 0 && gate.isStalled()) return NO_ROOM;
     own.count += 1;
     try {
-      const outcome = await deps.slots.run(task, gate);
+      const outcome = await slots.run(task, gate);
       return outcome === GAVE_UP ? NO_ROOM : outcome;
     } finally {
       own.count -= 1;
@@ -317,7 +317,7 @@ async function settleFailedRuns(batch: EventBatch, runFailures: readonly EventRu
     if (failure.kind === 'rate-limited' || failure.kind === 'auth') {
       await batch.keepFinished();
       try {
-        await pauseOnFailure(failure, deps.failurePolicy);
+        await pauseOnFailure(failure, deps.jobs.failurePolicy);
       } catch (error) {
         if (!(error instanceof BusinessPaused)) throw error;
         batch.retryInMs = Math.min(batch.retryInMs ?? error.ms, error.ms);
@@ -331,10 +331,11 @@ async function settleFailedRuns(batch: EventBatch, runFailures: readonly EventRu
       // whole batch, and one event's bad luck must not use up its neighbours' attempts.
       failures[event.key] = tries;
       batch.failuresChanged = true;
-      const delay = jobRetryDelay(tries, deps.settings.backoff.baseMs, deps.settings.backoff.maxMs);
+      const { backoff } = deps.clock.settings;
+      const delay = jobRetryDelay(tries, backoff.baseMs, backoff.maxMs);
       batch.retryInMs = Math.min(batch.retryInMs ?? delay, delay);
-      deps.onRetry?.();
-      deps.log.warn(
+      deps.observe.onRetry?.();
+      deps.observe.log.warn(
         {
           jobId: batch.jobId,
           conversationId: event.conversationId,
@@ -347,7 +348,7 @@ async function settleFailedRuns(batch: EventBatch, runFailures: readonly EventRu
       continue;
     }
     const conversationId = event.conversationId ?? '';
-    await deadLetter(job, failure, deps.failurePolicy, {
+    await deadLetter(job, failure, deps.jobs.failurePolicy, {
       attempts: tries,
       queue: 'events',
       conversationId,
@@ -358,10 +359,10 @@ async function settleFailedRuns(batch: EventBatch, runFailures: readonly EventRu
       // The run's state (its ledger) lives as long as the dead letter, for a replay (store-ttls.ts).
       release: () =>
         leaveOrder(
-          deps,
+          deps.store,
           failed.item.event,
           batch.member(failed.item),
-          deps.ttls.deadLetterRunSeconds,
+          deps.store.ttls.deadLetterRunSeconds,
           {},
           [],
         ),
@@ -424,7 +425,7 @@ async function park(
           dedupePrefix: deps.keys.dedupePrefix,
           now: Date.now(),
           events: waiting.map((item) => ({
-            orderKey: batch.depsOf(item).keys.order(item.event.conversationId ?? ''),
+            orderKey: batch.depsOf(item).store.keys.order(item.event.conversationId ?? ''),
             member: batch.member(item),
           })),
         });

@@ -2,14 +2,14 @@ import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import { describeIssuePaths } from '../../base/issue-paths.js';
 import { isBurstJobData } from '../bursts/burst-job.js';
 import { loadFacts } from '../conversation-facts.js';
-import { RunState } from '../exactly-once/execute-actions.js';
+import { runActions } from '../exactly-once/action-life.js';
+import { RunState } from '../exactly-once/run-state.js';
 import { handleJobFailure } from '../failures/job-failure-policy.js';
 import type { ActionReport } from '../ports.js';
 import { claimTimer, releaseTimer, TimerJobDataSchema } from '../timers/timers.js';
 import { MAX_WAIT_FOR_EARLIER_EVENTS_MS, ORDER_RECHECK_MS } from './order-gate.js';
 import { processBurstJob } from './process-burst.js';
-import type { EventProcessorDeps } from './processor-deps.js';
-import { runPlannedActions } from './run-planned-actions.js';
+import type { ProcessorPorts } from './processor-deps.js';
 
 export interface TimerJobResult {
   timerId: string;
@@ -26,7 +26,7 @@ export interface TimerJobResult {
 export async function processTimerJob(
   job: Job,
   token: string | undefined,
-  deps: EventProcessorDeps,
+  deps: ProcessorPorts,
 ): Promise<TimerJobResult> {
   // The timers queue also holds the jobs of bursts.
   if (isBurstJobData(job.data)) return processBurstJob(job, token, deps);
@@ -38,7 +38,7 @@ export async function processTimerJob(
     );
   }
   const data = parsed.data;
-  const log = deps.log.child({
+  const log = deps.observe.log.child({
     conversationId: data.conversationId,
     eventKey: data.event.key,
     timerId: data.timerId,
@@ -46,16 +46,21 @@ export async function processTimerJob(
 
   if (data.replay === undefined) {
     const now = Date.now();
-    const cut = data.cut ?? Number((await deps.redis.get(deps.keys.arrival)) ?? '0');
+    const cut = data.cut ?? Number((await deps.store.redis.get(deps.store.keys.arrival)) ?? '0');
     const firstFiredAt = data.firstFiredAt ?? now;
-    const head = await deps.redis.zrange(deps.keys.order(data.conversationId), 0, 0, 'WITHSCORES');
+    const head = await deps.store.redis.zrange(
+      deps.store.keys.order(data.conversationId),
+      0,
+      0,
+      'WITHSCORES',
+    );
     const headArrival = head[1] === undefined ? Number.POSITIVE_INFINITY : Number(head[1]);
     if (headArrival <= cut && now - firstFiredAt < MAX_WAIT_FOR_EARLIER_EVENTS_MS) {
       await job.updateData({ ...data, cut, firstFiredAt });
       await job.moveToDelayed(now + ORDER_RECHECK_MS, token);
       throw new DelayedError();
     }
-    const claim = await claimTimer(deps.redis, deps.keys, data.conversationId, data.timerId);
+    const claim = await claimTimer(deps.store.redis, deps.store.keys, data.conversationId, data.timerId);
     if (claim === 'cancelled') {
       log.info('timer was cancelled before it fired');
       return { timerId: data.timerId, state: 'cancelled', actions: [] };
@@ -64,21 +69,21 @@ export async function processTimerJob(
 
   const actions: ActionReport[] = [];
   // A dead letter keeps the timer's run state (its ledger) as long as itself, for a replay.
-  const release = (keepRunSeconds = deps.ttls.deadLetterRunSeconds) =>
-    releaseTimer(deps.redis, deps.keys, data.conversationId, data.timerId, keepRunSeconds);
+  const release = (keepRunSeconds = deps.store.ttls.deadLetterRunSeconds) =>
+    releaseTimer(deps.store.redis, deps.store.keys, data.conversationId, data.timerId, keepRunSeconds);
   let state: RunState | undefined;
   try {
     let facts: Awaited<ReturnType<typeof loadFacts>>;
     [facts, state] = await Promise.all([
-      loadFacts(deps.redis, deps.keys, data.conversationId),
+      loadFacts(deps.store.redis, deps.store.keys, data.conversationId),
       RunState.load(
-        deps.redis,
-        deps.keys.run(data.timerId),
-        deps.keys.conversation(data.conversationId),
-        deps.ttls.unfinishedRunSeconds,
+        deps.store.redis,
+        deps.store.keys.run(data.timerId),
+        deps.store.keys.conversation(data.conversationId),
+        deps.store.ttls.unfinishedRunSeconds,
       ),
     ]);
-    const reports = await runPlannedActions(
+    const reports = await runActions(
       deps,
       {
         scope: data.timerId,
@@ -99,7 +104,7 @@ export async function processTimerJob(
     return { timerId: data.timerId, state: 'fired', actions: reports };
   } catch (error) {
     await state?.flush().catch(() => undefined);
-    return handleJobFailure(job, error, deps.failurePolicy, {
+    return handleJobFailure(job, error, deps.jobs.failurePolicy, {
       queue: 'timers',
       conversationId: data.conversationId,
       eventKey: data.event.key,

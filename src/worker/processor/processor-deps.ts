@@ -1,51 +1,30 @@
 import type { Job, Queue } from 'bullmq';
 import type { Logger } from 'pino';
-import type { WorkerSettings } from '../../config/config-schema.js';
 import type { BridgeKeys } from '../../queue/redis-keys.js';
 import type { RedisClient } from '../../redis/redis-client.js';
-import type { PlatformErrorClassifier } from '../failures/classify-failure.js';
+import type { ActionObserver, ActionPorts, ClockPort } from '../exactly-once/execution-context.js';
 import type { FailurePolicyDeps } from '../failures/job-failure-policy.js';
-import type {
-  ActionReport,
-  EventRecorder,
-  ForwardPort,
-  FrozenPlan,
-  Plan,
-  PlannedAction,
-  PlatformPort,
-  RulesPort,
-  TimerScheduler,
-} from '../ports.js';
+import type { EventRecorder, FrozenPlan, Plan, RulesPort } from '../ports.js';
 import type { ShadowObserver } from '../shadow/shadow-observer.js';
 import type { StoreTtls } from '../store-ttls.js';
 import type { BusinessGate } from './business-gate.js';
 import type { EventSlots } from './event-slots.js';
 
-/**
- * What both processors (process-event.ts, process-timer.ts) run with: one per shard (its keys and
- * queues), built once by create-bridge-worker.ts; everything else (slots, rules...) is shared.
- */
-export interface EventProcessorDeps {
+export type { ActionPorts, ClockPort } from '../exactly-once/execution-context.js';
+
+/** Where runs keep their state and the queues they add to: one shard's, as one business names it. */
+export interface StorePort {
   redis: RedisClient;
   keys: BridgeKeys;
-  eventsQueue: Queue;
-  timersQueue: Queue;
-  platform: PlatformPort;
-  classifyPlatformError: PlatformErrorClassifier;
-  forwarder: ForwardPort;
-  rules: () => RulesPort;
-  timers: TimerScheduler;
-  /** Bounds the events run at once in this process (worker.concurrency). */
-  slots: EventSlots;
-  now: () => Date;
-  /** The `worker:` section as validated (backoff between an event's failed runs, safety margin, skew). */
-  settings: WorkerSettings;
   /** The expiries of the keys the runs write (from `retention:`; store-ttls.ts). */
   ttls: StoreTtls;
-  failurePolicy: FailurePolicyDeps;
+  eventsQueue: Queue;
+  timersQueue: Queue;
+}
+
+/** Who hears what happens: logs, metrics, records and shadow rules; none of it changes what runs. */
+export interface ObservePort extends ActionObserver {
   log: Logger;
-  onAction?: (report: ActionReport) => void;
-  onWindowBlocked?: (action: PlannedAction) => void;
   onPlan?: (plan: FrozenPlan, kind: string) => void;
   /** An event's run failed and will be retried. */
   onRetry?: () => void;
@@ -57,30 +36,48 @@ export interface EventProcessorDeps {
   shadow?: ShadowObserver;
 }
 
+/** How a business's jobs share the process and what a failure does to them. */
+export interface JobControl {
+  /** Bounds the events run at once in this process (worker.concurrency). */
+  slots: EventSlots;
+  /** The business's pauses and fair share (business-gate.ts). */
+  gate: BusinessGate;
+  failurePolicy: FailurePolicyDeps;
+}
+
+/**
+ * What the processors (process-event.ts, process-timer.ts, process-burst.ts) run with, as a few
+ * ports grouped by concern: one per business and shard, built once by businesses/business-table.ts.
+ * Each group is handed on whole to the part that needs it.
+ */
+export interface ProcessorPorts {
+  store: StorePort;
+  /** The platform, forwards and timers: what an action reaches. */
+  actions: ActionPorts;
+  /** The business's rules as they are now (a hot reload swaps them). */
+  rules: () => RulesPort;
+  clock: ClockPort;
+  observe: ObservePort;
+  jobs: JobControl;
+}
+
 /**
  * What every event of one shard's batch shares, whatever its business: Redis, the shard's events
  * queue, its event keys (dedupe markers, run state, arrival; the same for every naming) and the
  * expiries of the keys the runs write.
  */
-export interface BatchShared {
-  readonly redis: RedisClient;
-  readonly keys: BridgeKeys;
-  readonly eventsQueue: Queue;
-  readonly ttls: StoreTtls;
-}
+export type BatchShared = Readonly<Pick<StorePort, 'redis' | 'keys' | 'eventsQueue' | 'ttls'>>;
 
 /**
- * The processor contexts of one shard's batch: a batch may hold the events of several businesses,
- * each run with the context of the business that holds its naming (by the naming's tag,
+ * The processor ports of one shard's batch: a batch may hold the events of several businesses,
+ * each run with the ports of the business that holds its naming (by the naming's tag,
  * events/business-naming.ts).
  */
 export interface BatchDeps {
   /** What every event of the batch shares, whatever its business. */
   readonly shared: BatchShared;
-  /** The context of a naming's events; undefined when no business here holds the naming. */
-  of(tag: string): EventProcessorDeps | undefined;
-  /** The gate (pauses, fair share) of the business holding a naming. */
-  gateOf(tag: string): BusinessGate | undefined;
+  /** The ports of a naming's events (with its business's gate); undefined when no business here holds the naming. */
+  of(tag: string): ProcessorPorts | undefined;
   /**
    * A job parks with events of namings no business here holds: it is recorded, said, and promoted
    * once a business holds one of them (held-jobs.ts).

@@ -1,15 +1,15 @@
 import { lazyChild } from '../../observe/logger.js';
 import type { BatchedEvent } from '../../queue/event-job.js';
 import { scheduleBursts } from '../bursts/burst-job.js';
-import { staleSentMarks } from '../exactly-once/execute-actions.js';
+import { runActions } from '../exactly-once/action-life.js';
+import { staleSentMarks } from '../exactly-once/sent-marks.js';
 import { expiredTagFields } from '../exactly-once/tag-actions.js';
 import type { ActionReport } from '../ports.js';
 import { removeTimerJobs } from '../timers/timers.js';
 import { leaveOrder } from './order-gate.js';
 import { planEvent } from './plan-event.js';
 import type { PreparedEvent } from './prepare-run.js';
-import type { EventProcessorDeps } from './processor-deps.js';
-import { runPlannedActions } from './run-planned-actions.js';
+import type { ProcessorPorts } from './processor-deps.js';
 
 /**
  * What a batch job returns for each event it ran (kept with the job while `retention.done_events`
@@ -29,19 +29,19 @@ export interface EventRunResult {
 /**
  * One event's run, from its prepared state (prepare-run.ts) to leaving the order: the timers it
  * cancelled go, its plan is frozen (plan-event.ts), its actions run through the ledger
- * (run-planned-actions.ts), and it leaves its conversation's order with what the run learnt.
+ * (exactly-once/action-life.ts), and it leaves its conversation's order with what the run learnt.
  */
 export async function runEvent(
   item: BatchedEvent,
   me: string,
   prepared: PreparedEvent,
-  deps: EventProcessorDeps,
+  deps: ProcessorPorts,
   actions: ActionReport[],
   replay: boolean,
 ): Promise<EventRunResult> {
   const { event } = item;
   const conversationId = event.conversationId ?? '';
-  const log = lazyChild(deps.log, () => ({ conversationId, eventKey: event.key }));
+  const log = lazyChild(deps.observe.log, () => ({ conversationId, eventKey: event.key }));
   if (prepared.gate.released) {
     log.warn(
       { released: prepared.gate.released },
@@ -50,12 +50,18 @@ export async function runEvent(
   }
   const cancelledTimers = prepared.cancelledTimers;
   if (cancelledTimers.length > 0) {
-    await removeTimerJobs(deps.timersQueue, cancelledTimers);
+    await removeTimerJobs(deps.store.timersQueue, cancelledTimers);
     log.info({ cancelledTimers }, 'cancelled timers');
   }
   // A customer message that began a burst of a debounced rule adds its job.
   if (prepared.startedBursts.length > 0) {
-    await scheduleBursts(deps.timersQueue, deps.keys, event, prepared.startedBursts, prepared.burstRules);
+    await scheduleBursts(
+      deps.store.timersQueue,
+      deps.store.keys,
+      event,
+      prepared.startedBursts,
+      prepared.burstRules,
+    );
   }
 
   const rules = deps.rules();
@@ -66,7 +72,7 @@ export async function runEvent(
   // The facts the plan was made with (planning may have learnt from history).
   const facts = prepared.facts;
 
-  const reports = await runPlannedActions(
+  const reports = await runActions(
     deps,
     {
       scope: event.key,
@@ -83,18 +89,18 @@ export async function runEvent(
   );
   // Stale sent-text marks, expired tags and the run's untags go with the write of the leave.
   const stale = [
-    ...staleSentMarks(facts, deps.settings.reconcileSkewMs),
-    ...expiredTagFields(facts, deps.now().getTime()),
+    ...staleSentMarks(facts, deps.clock.settings.reconcileSkewMs),
+    ...expiredTagFields(facts, deps.clock.now().getTime()),
     ...prepared.state.takeConversationRemovals(),
   ];
   await leaveOrder(
-    deps,
+    deps.store,
     event,
     me,
     0,
     prepared.state.takeConversationFields(),
     stale,
-    prepared.newConversation ? deps.ttls.conversationSeconds : 0,
+    prepared.newConversation ? deps.store.ttls.conversationSeconds : 0,
   );
   if (log.isLevelEnabled('debug')) log.debug({ actions: reports.length }, 'event processed');
   return {

@@ -84,6 +84,7 @@ export function createTimerScheduler(
   conversationSeconds: number = DEFAULT_STORE_TTLS.conversationSeconds,
 ): TimerScheduler {
   return {
+    idFor: timerIdFor,
     async schedule(input) {
       const key = keys.conversation(input.conversationId);
       // A due time fixed by the plan (business time, window_closing) stays fixed when a run is

@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  begin,
-  decide,
-  finish,
-  type LedgerEntry,
-  parseLedgerEntry,
-} from '../../../../src/worker/exactly-once/action-ledger.js';
+import { type LedgerEntry, parseLedgerEntry } from '../../../../src/worker/exactly-once/action-ledger.js';
+import { begin, decide, ended } from '../../../../src/worker/exactly-once/action-life.js';
 
 describe('action ledger state machine', () => {
   it.each<[string, LedgerEntry | undefined, ReturnType<typeof decide>]>([
@@ -35,10 +30,10 @@ describe('action ledger state machine', () => {
   it('counts tries across begins and keeps them when finishing', () => {
     const first = begin(undefined, 100);
     expect(first).toEqual({ state: 'started', at: 100, tries: 1 });
-    const notSent = finish(first, 'retry', 110, 'RATE_LIMITED');
+    const notSent = ended(first, 'retry', 110, 'RATE_LIMITED');
     const second = begin(notSent, 200);
     expect(second.tries).toBe(2);
-    expect(finish(second, 'done', 210, 'message m1')).toEqual({
+    expect(ended(second, 'done', 210, 'message m1')).toEqual({
       state: 'done',
       at: 210,
       tries: 2,
@@ -50,7 +45,7 @@ describe('action ledger state machine', () => {
     const started = begin(undefined, 100, { after: 17 });
     expect(started).toEqual({ state: 'started', at: 100, tries: 1, after: 17 });
     expect(parseLedgerEntry(JSON.stringify(started))).toEqual(started);
-    expect(finish(started, 'done', 110)).toEqual({ state: 'done', at: 110, tries: 1 });
+    expect(ended(started, 'done', 110)).toEqual({ state: 'done', at: 110, tries: 1 });
     expect(begin(undefined, 100)).not.toHaveProperty('after');
   });
 
@@ -61,7 +56,7 @@ describe('action ledger state machine', () => {
     const read = parseLedgerEntry(JSON.stringify(started));
     expect(read).toEqual(started);
     expect(decide(read)).toEqual({ kind: 'reconcile', startedAt: 100, chain });
-    expect(finish(started, 'done', 110)).not.toHaveProperty('chain');
+    expect(ended(started, 'done', 110)).not.toHaveProperty('chain');
   });
 
   it.each([
