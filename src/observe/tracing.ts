@@ -170,17 +170,7 @@ function receiverSpans(start: StartSpan): Pick<BridgeTracing, 'webhook' | 'store
         [ATTR.messagingDestination]: 'events',
       });
       rememberCarrier(event, carrierFor(trace.setSpan(context.active(), span)));
-      const traced = handle(span);
-      try {
-        const result = await ingest();
-        traced.annotate(outcome(result));
-        return result;
-      } catch (error) {
-        traced.fail(error);
-        throw error;
-      } finally {
-        traced.end();
-      }
+      return await runInSpan(span, ingest, outcome);
     },
   };
 }
@@ -204,17 +194,7 @@ function workerSpans(start: StartSpan): Pick<BridgeTracing, 'processEvent' | 'pl
         parent,
         job ? [{ context: job }] : undefined,
       );
-      const traced = handle(span);
-      try {
-        const result = await context.with(trace.setSpan(context.active(), span), run);
-        traced.annotate(facts(result));
-        return result;
-      } catch (error) {
-        traced.fail(error);
-        throw error;
-      } finally {
-        traced.end();
-      }
+      return await runInSpan(span, () => context.with(trace.setSpan(context.active(), span), run), facts);
     },
     platformCall(operation, call) {
       return handle(
@@ -329,6 +309,21 @@ export function safeUrl(text: string): string {
 }
 
 const spans = new WeakMap<TraceSpan, Span>();
+
+/** Runs `work` in `span`: its result's facts annotate the span, a throw marks it failed; it always ends. */
+async function runInSpan<T>(span: Span, work: () => Promise<T>, facts: (result: T) => SpanFacts): Promise<T> {
+  const traced = handle(span);
+  try {
+    const result = await work();
+    traced.annotate(facts(result));
+    return result;
+  } catch (error) {
+    traced.fail(error);
+    throw error;
+  } finally {
+    traced.end();
+  }
+}
 
 function handle(span: Span): TraceSpan {
   let ended = false;

@@ -1,32 +1,14 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { businessNaming } from '../../../src/events/business-naming.js';
-import { createKeyLayout } from '../../../src/queue/key-layout.js';
-import { quarantineBody } from '../../../src/receive/quarantine-store.js';
 import { addDeadLetter } from '../../../src/worker/failures/dead-letters.js';
 import { createTimerScheduler } from '../../../src/worker/timers/timers.js';
+import { type AgencyWorld, createAgencyWorld } from '../../support/agency-world.js';
 import { cli } from '../../support/cli-in-process.js';
 import { deadLetterFixture } from '../../support/dead-letter-fixture.js';
 import { makeEvent } from '../../support/make-event.js';
-import { connectTestRedis, deleteKeys, testRedisUrl, uniqueName } from '../../support/redis.js';
 
 const deadLetter = (id: string, conversationId: string) =>
   deadLetterFixture(id, conversationId, { jobName: 'events', eventKey: `toko-a:channel.message_in|${id}` });
-
-const configText = (redisUrl: string, prefix: string) => `
-platform: { form: current }
-redis: { url: "${redisUrl}", prefix: ${prefix} }
-rules: []
-businesses:
-  - id: toko-a
-    platform: { base_url: "https://a.invalid", auth: { business_id: biz-a, secret: sk-a } }
-  - id: toko-b
-    platform: { base_url: "https://b.invalid", auth: { business_id: biz-b, secret: sk-b } }
-`;
 
 /**
  * The operator commands of a bridge of several businesses (issue 26): `--business ID` reads that
@@ -34,39 +16,21 @@ businesses:
  * ids; reshard, which works on every business at once, refuses it. Real Redis, commands in process.
  */
 describe('dlq, quarantine and timers with --business', () => {
-  let dir: string;
+  let world: AgencyWorld;
   let config: string;
-  let redis: Redis;
-  const prefix = uniqueName('t-ops-biz');
-  const layout = createKeyLayout({ prefix, shards: 1, tagged: false });
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'operator-businesses-'));
-    config = join(dir, 'agency.yaml');
-    await writeFile(config, configText(testRedisUrl(), prefix));
-    redis = connectTestRedis();
-    await addDeadLetter(
-      redis,
-      layout.forNaming(businessNaming('toko-a', false)).global,
-      deadLetter('ev-a-1', 'conv-1'),
-    );
-    await quarantineBody(
-      { redis, keys: layout.forNaming(businessNaming('toko-b', false)).global },
-      {
-        rawBody: Buffer.from('{"event":"channel.message_reaction"}'),
-        reason: 'unknown_event',
-        message: 'unknown event name',
-        eventName: 'channel.message_reaction',
-        conversationId: null,
-        receivedAt: new Date(),
-      },
+    world = await createAgencyWorld('t-ops-biz', ['toko-a', 'toko-b']);
+    config = world.config;
+    const { redis, prefix } = world;
+    await addDeadLetter(redis, world.keysOf('toko-a'), deadLetter('ev-a-1', 'conv-1'));
+    await world.quarantineUnknown(
+      'toko-b',
+      'channel.message_reaction',
+      '{"event":"channel.message_reaction"}',
     );
     const timers = new Queue('timers', { connection: redis, prefix });
-    const schedule = createTimerScheduler(
-      redis,
-      layout.forNaming(businessNaming('toko-b', false)).global,
-      timers,
-    );
+    const schedule = createTimerScheduler(redis, world.keysOf('toko-b'), timers);
     await schedule.schedule({
       timerId: 'tm-b-1',
       conversationId: 'conv-1',
@@ -79,9 +43,7 @@ describe('dlq, quarantine and timers with --business', () => {
     await timers.close();
   });
   afterAll(async () => {
-    await deleteKeys(redis, prefix);
-    await redis.quit();
-    await rm(dir, { recursive: true, force: true });
+    await world.close();
   });
 
   it("lists a business's dead letters, and none of another's", async () => {

@@ -1,22 +1,6 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { businessNaming } from '../../../src/events/business-naming.js';
-import { createKeyLayout } from '../../../src/queue/key-layout.js';
-import { quarantineBody } from '../../../src/receive/quarantine-store.js';
+import { type AgencyWorld, createAgencyWorld } from '../../support/agency-world.js';
 import { cli } from '../../support/cli-in-process.js';
-import { connectTestRedis, deleteKeys, testRedisUrl, uniqueName } from '../../support/redis.js';
-
-const configText = (redisUrl: string, prefix: string) => `
-platform: { form: current }
-redis: { url: "${redisUrl}", prefix: ${prefix} }
-rules: []
-businesses:
-  - id: toko-a
-    platform: { base_url: "https://a.invalid", auth: { business_id: biz-a, secret: sk-a } }
-`;
 
 /**
  * `forget --customer` where the only thing that held the address was a quarantined body naming no
@@ -24,35 +8,29 @@ businesses:
  * "nothing to forget"). Real Redis, the command in process.
  */
 describe('forget --customer held only by a quarantined body', () => {
-  let dir: string;
-  let config: string;
-  let redis: Redis;
-  const prefix = uniqueName('t-forget-q');
-  const layout = createKeyLayout({ prefix, shards: 1, tagged: false });
+  let world: AgencyWorld;
   const forget = (...extra: string[]) =>
-    cli(['forget', '--customer', 'siti@example.org', '--business', 'toko-a', '--config', config, ...extra]);
+    cli([
+      'forget',
+      '--customer',
+      'siti@example.org',
+      '--business',
+      'toko-a',
+      '--config',
+      world.config,
+      ...extra,
+    ]);
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'forget-quarantine-'));
-    config = join(dir, 'agency.yaml');
-    await writeFile(config, configText(testRedisUrl(), prefix));
-    redis = connectTestRedis();
-    await quarantineBody(
-      { redis, keys: layout.forNaming(businessNaming('toko-a', false)).global },
-      {
-        rawBody: Buffer.from('{"event":"channel.unheard_of","from":"siti@example.org"}'),
-        reason: 'unknown_event',
-        message: 'unknown event name',
-        eventName: 'channel.unheard_of',
-        conversationId: null,
-        receivedAt: new Date(),
-      },
+    world = await createAgencyWorld('t-forget-q', ['toko-a']);
+    await world.quarantineUnknown(
+      'toko-a',
+      'channel.unheard_of',
+      '{"event":"channel.unheard_of","from":"siti@example.org"}',
     );
   });
   afterAll(async () => {
-    await deleteKeys(redis, prefix);
-    await redis.quit();
-    await rm(dir, { recursive: true, force: true });
+    await world.close();
   });
 
   it('--dry-run, then the erasure, then again: each prints one consistent answer', async () => {
