@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PlannedAction } from '../../../../src/rules/plan.js';
-import { echoProbe, SENT_ID_TTL_MS, staleSentIds } from '../../../../src/worker/exactly-once/own-sends.js';
-import { sentTextKey } from '../../../../src/worker/exactly-once/sent-marks.js';
+import { echoProbe } from '../../../../src/worker/exactly-once/own-sends.js';
+import { SENT_ID_TTL_MS, sentTextKey, staleSentIds } from '../../../../src/worker/exactly-once/sent-marks.js';
 import { makeEvent } from '../../../support/make-event.js';
 
 const reply = (text: string): PlannedAction => ({
