@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { tagOfJob } from '../../events/business-naming.js';
 import type { BridgeKeys } from '../../queue/redis-keys.js';
 import type { RedisClient } from '../../redis/redis-client.js';
+import { PENDING_STATES } from '../pending-jobs.js';
 
 /** The queues of one shard, as the held jobs are found and promoted in them. */
 export interface HeldQueues {
@@ -16,8 +17,6 @@ export interface HeldCount {
   timers: number;
 }
 
-/** States of a job that has yet to run (a held one waits in `delayed`). */
-const PENDING_STATES = ['waiting', 'delayed', 'prioritized', 'active'] as const;
 /** Most jobs read per queue and shard by one count: past it the count says "at least". */
 export const HELD_SCAN_LIMIT = 20_000;
 const PAGE = 500;

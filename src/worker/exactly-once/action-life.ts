@@ -12,10 +12,9 @@ import type {
   ExecutionContext,
   RunSubject,
 } from './execution-context.js';
-import { sentIdField } from './own-sends.js';
 import { reconcileAgainstHistory } from './reconcile-action.js';
 import { type ReplyWindowVerdict, replyWindowVerdict } from './reply-window-verdict.js';
-import { collisionWindowMs, countable, type SendingMark, sentTextKey } from './sent-marks.js';
+import { collisionWindowMs, countable, type SendingMark, sentIdField, sentTextKey } from './sent-marks.js';
 import { tagField } from './tag-actions.js';
 
 /**

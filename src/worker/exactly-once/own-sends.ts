@@ -1,7 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { ConversationEvent } from '../../events/conversation-event.js';
-import { CONVERSATION_FIELDS, type StoredFacts } from '../conversation-facts.js';
-import { comparableText } from './reconcile-action.js';
+import { CONVERSATION_FIELDS } from '../conversation-facts.js';
+import { replyTextKey, sentIdField } from './sent-marks.js';
 
 /**
  * Recognising the platform's reports of the bridge's own sends. Some platforms send an
@@ -19,13 +18,6 @@ import { comparableText } from './reconcile-action.js';
 /** Kinds a platform may use to report a message the bridge sent. */
 export const ECHO_KINDS: ReadonlySet<string> = new Set(['agent_reply', 'message_sent']);
 
-/** How long a sent message id is remembered: webhook retries of its echo end well within this. */
-export const SENT_ID_TTL_MS = 60 * 60 * 1000;
-
-export function sentIdField(messageId: string): string {
-  return `${CONVERSATION_FIELDS.sentId}${messageId}`;
-}
-
 /**
  * The conversation-hash fields whose presence marks this event as the echo of one of our sends:
  * [message id field, reply text field], '' where there is nothing to look for (not an echo kind).
@@ -34,19 +26,6 @@ export function sentIdField(messageId: string): string {
 export function echoProbe(event: ConversationEvent): [string, string] {
   if (!ECHO_KINDS.has(event.kind)) return ['', ''];
   const id = event.messageId ? sentIdField(event.messageId) : '';
-  const text =
-    event.text === ''
-      ? ''
-      : `${CONVERSATION_FIELDS.recent}${createHash('sha256')
-          .update(`reply:${comparableText(event.text)}`)
-          .digest('hex')
-          .slice(0, 32)}`;
+  const text = event.text === '' ? '' : `${CONVERSATION_FIELDS.recent}${replyTextKey(event.text)}`;
   return [id, text];
-}
-
-/** Sent-id marks older than SENT_ID_TTL_MS (a run's finish step deletes them). */
-export function staleSentIds(facts: Pick<StoredFacts, 'sentIds'>, now: number): string[] {
-  return Object.entries(facts.sentIds)
-    .filter(([, at]) => !(now - at <= SENT_ID_TTL_MS))
-    .map(([id]) => sentIdField(id));
 }

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { CONVERSATION_FIELDS, type SendChain, type StoredFacts } from '../conversation-facts.js';
 import type { PlannedAction } from '../ports.js';
-import { staleSentIds } from './own-sends.js';
 import { comparableText } from './reconcile-action.js';
 
 // What a run remembers of its own sends, staged for the conversation hash: the text marks (`R:`)
@@ -23,15 +22,20 @@ import { comparableText } from './reconcile-action.js';
  * reconciliation ignores everything up to it. The history is read only in that second case.
  */
 export function sentTextKey(action: PlannedAction): string | null {
-  let text: string;
-  if (action.type === 'note') text = `note:${comparableText(action.text)}`;
-  else if (action.type === 'reply')
-    text =
-      'text' in action.message
-        ? `reply:${comparableText(action.message.text)}`
-        : `media:${action.message.media.url}`;
-  else return null;
-  return createHash('sha256').update(text).digest('hex').slice(0, 32);
+  if (action.type === 'note') return markKey(`note:${comparableText(action.text)}`);
+  if (action.type !== 'reply') return null;
+  return 'text' in action.message
+    ? replyTextKey(action.message.text)
+    : markKey(`media:${action.message.media.url}`);
+}
+
+/** The mark of a text reply: the same for the send and for its echo (own-sends.ts echoProbe). */
+export function replyTextKey(text: string): string {
+  return markKey(`reply:${comparableText(text)}`);
+}
+
+function markKey(form: string): string {
+  return createHash('sha256').update(form).digest('hex').slice(0, 32);
 }
 
 /** How long a sent text can be mistaken for a later one: the skew on both clocks, and a second of `sent_at` rounding. */
@@ -65,4 +69,19 @@ export function staleSentMarks(facts: StoredFacts, reconcileSkewMs: number, now 
       .map(([field]) => `${CONVERSATION_FIELDS.recent}${field}`),
     ...staleSentIds(facts, now),
   ];
+}
+
+/** How long a sent message id is remembered: webhook retries of its echo end well within this. */
+export const SENT_ID_TTL_MS = 60 * 60 * 1000;
+
+/** The conversation-hash field of a message id the platform gave the bridge for a note or reply. */
+export function sentIdField(messageId: string): string {
+  return `${CONVERSATION_FIELDS.sentId}${messageId}`;
+}
+
+/** Sent-id marks older than SENT_ID_TTL_MS (a run's finish step deletes them). */
+export function staleSentIds(facts: Pick<StoredFacts, 'sentIds'>, now: number): string[] {
+  return Object.entries(facts.sentIds)
+    .filter(([, at]) => !(now - at <= SENT_ID_TTL_MS))
+    .map(([id]) => sentIdField(id));
 }

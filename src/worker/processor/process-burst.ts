@@ -2,20 +2,15 @@ import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import type { Burst } from '../../rules/burst.js';
 import { type BurstJobData, BurstJobDataSchema } from '../bursts/burst-job.js';
 import { claimBurst, readTakenBurst, releaseBurst } from '../bursts/burst-store.js';
-import { cooldownFields, loadFacts, type StoredFacts } from '../conversation-facts.js';
-import { runActions } from '../exactly-once/action-life.js';
-import { RunState } from '../exactly-once/run-state.js';
+import { cooldownFields, type StoredFacts } from '../conversation-facts.js';
+import type { RunState } from '../exactly-once/run-state.js';
 import { handleJobFailure } from '../failures/job-failure-policy.js';
-import type { ActionReport, ConversationFacts, FrozenPlan } from '../ports.js';
-import { MAX_WAIT_FOR_EARLIER_EVENTS_MS, ORDER_RECHECK_MS } from './order-gate.js';
+import type { ConversationFacts, FrozenPlan, RulesPort } from '../ports.js';
+import { ORDER_RECHECK_MS } from './order-gate.js';
 import type { ProcessorPorts } from './processor-deps.js';
+import { loadRun, runJob, type ScheduledRunResult, waitForEarlierEvents } from './run-job.js';
 
-/** As a timer job reports itself (process-timer.ts TimerJobResult). */
-export interface BurstJobResult {
-  timerId: string;
-  state: 'fired' | 'cancelled';
-  actions: ActionReport[];
-}
+export type BurstJobResult = ScheduledRunResult;
 
 /**
  * A burst's job when it comes due: like a timer, it first lets the events that reached
@@ -44,7 +39,7 @@ export async function processBurstJob(
 
   let burst: Burst;
   if (data.replay === undefined) {
-    await waitForEarlierEvents(job, token, deps, data);
+    await waitForEarlierEvents(job, token, deps.store, data, burstRecheckMs);
     const claim = await claimBurst(deps.store.redis, deps.store.keys, {
       conversationId: data.conversationId,
       rule: data.rule,
@@ -81,51 +76,26 @@ export async function processBurstJob(
   return runBurst(job, deps, data, burst, log);
 }
 
-/** The burst's plan (evaluated once, then read back) and its actions through the ledger. */
-async function runBurst(
+/** The burst's plan (evaluated once, then read back) and its actions through the ledger (run-job.ts). */
+function runBurst(
   job: Job,
   deps: ProcessorPorts,
   data: BurstJobData,
   burst: Burst,
   log: ProcessorPorts['observe']['log'],
 ): Promise<BurstJobResult> {
-  const actions: ActionReport[] = [];
+  const { store } = deps;
+  let matched = 0;
   // A dead letter keeps the burst's run state (the burst, its ledger) as long as itself, for a replay.
-  const release = (keepRunSeconds = deps.store.ttls.deadLetterRunSeconds) =>
-    releaseBurst(deps.store.redis, deps.store.keys, data.burstId, keepRunSeconds);
-  let state: RunState | undefined;
-  try {
-    let facts: StoredFacts;
-    [facts, state] = await Promise.all([
-      loadFacts(deps.store.redis, deps.store.keys, data.conversationId),
-      RunState.load(
-        deps.store.redis,
-        deps.store.keys.run(data.burstId),
-        deps.store.keys.conversation(data.conversationId),
-        deps.store.ttls.unfinishedRunSeconds,
-      ),
-    ]);
-    const rules = deps.rules();
-    let plan: FrozenPlan;
-    if (state.storedPlan) plan = JSON.parse(state.storedPlan) as FrozenPlan;
-    else {
-      const now = deps.clock.now();
-      const planned = rules.evaluateBurst(data.rule, burst, burstFacts(facts, burst), now);
-      if (planned === null) log.warn('the rule is gone or no longer debounced (a reload): burst dropped');
-      plan = {
-        actions: planned?.actions ?? [],
-        matched: planned?.matched.map((m) => ({ rule: m.rule, cooldownMs: m.cooldownMs })) ?? [],
-      };
-      if (plan.actions.length > 0) state.stagePlan(JSON.stringify(plan));
-      if (planned) deps.observe.onPlanFrozen?.(planned);
-      for (const [field, value] of Object.entries(cooldownFields(plan, now))) {
-        state.stageConversation(field, value);
-      }
-    }
-    deps.observe.onPlan?.(plan, 'message_in');
-    const reports = await runActions(
-      deps,
-      {
+  const release = (keepRunSeconds = store.ttls.deadLetterRunSeconds) =>
+    releaseBurst(store.redis, store.keys, data.burstId, keepRunSeconds);
+  return runJob(deps, {
+    load: () => loadRun(store, data.burstId, data.conversationId),
+    plan: async ({ facts, state }) => {
+      const rules = deps.rules();
+      const plan = burstPlan(deps, rules, data, burst, facts, state, log);
+      matched = plan.matched.length;
+      const run = {
         scope: data.burstId,
         event: burst.lastEvent,
         conversationId: data.conversationId,
@@ -134,27 +104,54 @@ async function runBurst(
         replay: data.replay !== undefined,
         state,
         log,
-      },
-      plan.actions,
-      actions,
-    );
-    await state.flush();
-    await release(0);
-    log.info(
-      { messages: burst.count, matched: plan.matched.length, actions: reports.length },
-      'burst evaluated',
-    );
-    return { timerId: data.burstId, state: 'fired', actions: reports };
-  } catch (error) {
-    await state?.flush().catch(() => undefined);
-    return handleJobFailure(job, error, deps.jobs.failurePolicy, {
-      queue: 'timers',
-      conversationId: data.conversationId,
-      eventKey: burst.lastEvent.key,
-      actions,
-      release,
-    });
+      };
+      return { run, actions: plan.actions };
+    },
+    release: async ({ state }, reports) => {
+      await state.flush();
+      await release(0);
+      log.info({ messages: burst.count, matched, actions: reports.length }, 'burst evaluated');
+      return { timerId: data.burstId, state: 'fired', actions: reports };
+    },
+    fail: (error, actions) =>
+      handleJobFailure(job, error, deps.jobs.failurePolicy, {
+        queue: 'timers',
+        conversationId: data.conversationId,
+        eventKey: burst.lastEvent.key,
+        actions,
+        release,
+      }),
+  });
+}
+
+/** The burst's plan: read back when frozen, else evaluated once on the burst and frozen. */
+function burstPlan(
+  deps: ProcessorPorts,
+  rules: RulesPort,
+  data: BurstJobData,
+  burst: Burst,
+  facts: StoredFacts,
+  state: RunState,
+  log: ProcessorPorts['observe']['log'],
+): FrozenPlan {
+  let plan: FrozenPlan;
+  if (state.storedPlan) plan = JSON.parse(state.storedPlan) as FrozenPlan;
+  else {
+    const now = deps.clock.now();
+    const planned = rules.evaluateBurst(data.rule, burst, burstFacts(facts, burst), now);
+    if (planned === null) log.warn('the rule is gone or no longer debounced (a reload): burst dropped');
+    plan = {
+      actions: planned?.actions ?? [],
+      matched: planned?.matched.map((m) => ({ rule: m.rule, cooldownMs: m.cooldownMs })) ?? [],
+    };
+    if (plan.actions.length > 0) state.stagePlan(JSON.stringify(plan));
+    if (planned) deps.observe.onPlanFrozen?.(planned);
+    for (const [field, value] of Object.entries(cooldownFields(plan, now))) {
+      state.stageConversation(field, value);
+    }
   }
+  deps.observe.onPlan?.(plan, 'message_in');
+  return plan;
 }
 
 /** The facts a burst is judged with: first_message holds when it holds the conversation's first message. */
@@ -172,26 +169,10 @@ export function burstFacts(stored: StoredFacts, burst: Burst): ConversationFacts
 const FIRST_RECHECK_MS = 100;
 
 /**
- * Events that reached the receiver before the burst came due run first (for at most a minute),
- * as for timers: the job parks while the conversation's head arrived before. It looks again soon
- * (100 ms), then less often (half the time waited so far, at most the order's recheck period), so
- * that a customer who keeps writing does not hold a burst seconds past its max_wait.
+ * A burst waiting for earlier events looks again soon (100 ms), then less often (half the time
+ * waited so far, at most the order's recheck period), so that a customer who keeps writing does
+ * not hold a burst seconds past its max_wait.
  */
-async function waitForEarlierEvents(
-  job: Job,
-  token: string | undefined,
-  deps: ProcessorPorts,
-  data: BurstJobData,
-): Promise<void> {
-  const now = Date.now();
-  const cut = data.cut ?? Number((await deps.store.redis.get(deps.store.keys.arrival)) ?? '0');
-  const firstFiredAt = data.firstFiredAt ?? now;
-  const head = await deps.store.redis.zrange(deps.store.keys.order(data.conversationId), 0, 0, 'WITHSCORES');
-  const headArrival = head[1] === undefined ? Number.POSITIVE_INFINITY : Number(head[1]);
-  if (headArrival <= cut && now - firstFiredAt < MAX_WAIT_FOR_EARLIER_EVENTS_MS) {
-    await job.updateData({ ...data, cut, firstFiredAt });
-    const recheck = Math.min(ORDER_RECHECK_MS, Math.max(FIRST_RECHECK_MS, (now - firstFiredAt) / 2));
-    await job.moveToDelayed(now + recheck, token);
-    throw new DelayedError();
-  }
+function burstRecheckMs(waitedMs: number): number {
+  return Math.min(ORDER_RECHECK_MS, Math.max(FIRST_RECHECK_MS, waitedMs / 2));
 }

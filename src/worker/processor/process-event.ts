@@ -247,7 +247,7 @@ class EventBatch {
         // With tracing on, the run is the `event process` span of the webhook's trace.
         result = await this.runInSlots(deps.jobs, () => traceEventRun(item, run, eventSpanFacts));
       } catch (error) {
-        await outcome.state.flush().catch(() => undefined);
+        // What the run knew is written already (run-job.ts).
         return new EventRunFailed(item, actions, error);
       }
       if (result === NO_ROOM) return { kind: 'room', item, gate };

@@ -1,27 +1,20 @@
-import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
+import { type Job, UnrecoverableError } from 'bullmq';
 import { describeIssuePaths } from '../../base/issue-paths.js';
 import { isBurstJobData } from '../bursts/burst-job.js';
-import { loadFacts } from '../conversation-facts.js';
-import { runActions } from '../exactly-once/action-life.js';
-import { RunState } from '../exactly-once/run-state.js';
 import { handleJobFailure } from '../failures/job-failure-policy.js';
-import type { ActionReport } from '../ports.js';
 import { claimTimer, releaseTimer, TimerJobDataSchema } from '../timers/timers.js';
-import { MAX_WAIT_FOR_EARLIER_EVENTS_MS, ORDER_RECHECK_MS } from './order-gate.js';
+import { ORDER_RECHECK_MS } from './order-gate.js';
 import { processBurstJob } from './process-burst.js';
 import type { ProcessorPorts } from './processor-deps.js';
+import { loadRun, runJob, type ScheduledRunResult, waitForEarlierEvents } from './run-job.js';
 
-export interface TimerJobResult {
-  timerId: string;
-  state: 'fired' | 'cancelled';
-  actions: ActionReport[];
-}
+export type TimerJobResult = ScheduledRunResult;
 
 /**
  * The processor of the `timers` queue. A due timer first lets the events that reached the
  * receiver before it fired be processed (an agent reply still in the queue must be able to cancel
  * it), then claims its registration (or finds it cancelled) and runs its actions through the
- * ledger, like an event.
+ * ledger, like an event (run-job.ts).
  */
 export async function processTimerJob(
   job: Job,
@@ -38,6 +31,7 @@ export async function processTimerJob(
     );
   }
   const data = parsed.data;
+  const { store } = deps;
   const log = deps.observe.log.child({
     conversationId: data.conversationId,
     eventKey: data.event.key,
@@ -45,47 +39,21 @@ export async function processTimerJob(
   });
 
   if (data.replay === undefined) {
-    const now = Date.now();
-    const cut = data.cut ?? Number((await deps.store.redis.get(deps.store.keys.arrival)) ?? '0');
-    const firstFiredAt = data.firstFiredAt ?? now;
-    const head = await deps.store.redis.zrange(
-      deps.store.keys.order(data.conversationId),
-      0,
-      0,
-      'WITHSCORES',
-    );
-    const headArrival = head[1] === undefined ? Number.POSITIVE_INFINITY : Number(head[1]);
-    if (headArrival <= cut && now - firstFiredAt < MAX_WAIT_FOR_EARLIER_EVENTS_MS) {
-      await job.updateData({ ...data, cut, firstFiredAt });
-      await job.moveToDelayed(now + ORDER_RECHECK_MS, token);
-      throw new DelayedError();
-    }
-    const claim = await claimTimer(deps.store.redis, deps.store.keys, data.conversationId, data.timerId);
+    await waitForEarlierEvents(job, token, store, data, () => ORDER_RECHECK_MS);
+    const claim = await claimTimer(store.redis, store.keys, data.conversationId, data.timerId);
     if (claim === 'cancelled') {
       log.info('timer was cancelled before it fired');
       return { timerId: data.timerId, state: 'cancelled', actions: [] };
     }
   }
 
-  const actions: ActionReport[] = [];
   // A dead letter keeps the timer's run state (its ledger) as long as itself, for a replay.
-  const release = (keepRunSeconds = deps.store.ttls.deadLetterRunSeconds) =>
-    releaseTimer(deps.store.redis, deps.store.keys, data.conversationId, data.timerId, keepRunSeconds);
-  let state: RunState | undefined;
-  try {
-    let facts: Awaited<ReturnType<typeof loadFacts>>;
-    [facts, state] = await Promise.all([
-      loadFacts(deps.store.redis, deps.store.keys, data.conversationId),
-      RunState.load(
-        deps.store.redis,
-        deps.store.keys.run(data.timerId),
-        deps.store.keys.conversation(data.conversationId),
-        deps.store.ttls.unfinishedRunSeconds,
-      ),
-    ]);
-    const reports = await runActions(
-      deps,
-      {
+  const release = (keepRunSeconds = store.ttls.deadLetterRunSeconds) =>
+    releaseTimer(store.redis, store.keys, data.conversationId, data.timerId, keepRunSeconds);
+  return runJob(deps, {
+    load: () => loadRun(store, data.timerId, data.conversationId),
+    plan: async ({ facts, state }) => ({
+      run: {
         scope: data.timerId,
         event: data.event,
         conversationId: data.conversationId,
@@ -95,21 +63,21 @@ export async function processTimerJob(
         state,
         log,
       },
-      data.actions,
-      actions,
-    );
-    await state.flush();
-    await release(0);
-    log.info({ actions: reports.length }, 'timer fired');
-    return { timerId: data.timerId, state: 'fired', actions: reports };
-  } catch (error) {
-    await state?.flush().catch(() => undefined);
-    return handleJobFailure(job, error, deps.jobs.failurePolicy, {
-      queue: 'timers',
-      conversationId: data.conversationId,
-      eventKey: data.event.key,
-      actions,
-      release,
-    });
-  }
+      actions: data.actions,
+    }),
+    release: async ({ state }, reports) => {
+      await state.flush();
+      await release(0);
+      log.info({ actions: reports.length }, 'timer fired');
+      return { timerId: data.timerId, state: 'fired', actions: reports };
+    },
+    fail: (error, actions) =>
+      handleJobFailure(job, error, deps.jobs.failurePolicy, {
+        queue: 'timers',
+        conversationId: data.conversationId,
+        eventKey: data.event.key,
+        actions,
+        release,
+      }),
+  });
 }

@@ -1,7 +1,6 @@
 import { lazyChild } from '../../observe/logger.js';
 import type { BatchedEvent } from '../../queue/event-job.js';
 import { scheduleBursts } from '../bursts/burst-job.js';
-import { runActions } from '../exactly-once/action-life.js';
 import { staleSentMarks } from '../exactly-once/sent-marks.js';
 import { expiredTagFields } from '../exactly-once/tag-actions.js';
 import type { ActionReport } from '../ports.js';
@@ -10,6 +9,7 @@ import { leaveOrder } from './order-gate.js';
 import { planEvent } from './plan-event.js';
 import type { PreparedEvent } from './prepare-run.js';
 import type { ProcessorPorts } from './processor-deps.js';
+import { runJob } from './run-job.js';
 
 /**
  * What a batch job returns for each event it ran (kept with the job while `retention.done_events`
@@ -28,8 +28,9 @@ export interface EventRunResult {
 
 /**
  * One event's run, from its prepared state (prepare-run.ts) to leaving the order: the timers it
- * cancelled go, its plan is frozen (plan-event.ts), its actions run through the ledger
- * (exactly-once/action-life.ts), and it leaves its conversation's order with what the run learnt.
+ * cancelled go, then the run's skeleton (run-job.ts): its plan is frozen (plan-event.ts), its
+ * actions run through the ledger (exactly-once/action-life.ts), and it leaves its conversation's
+ * order with what the run learnt (its release). `actions` collects the reports as they happen.
  */
 export async function runEvent(
   item: BatchedEvent,
@@ -68,46 +69,55 @@ export async function runEvent(
   // The platform's report of our own send: it is not a human agent's reply (exactly-once/own-sends.ts).
   if (prepared.ownSend)
     log.info({ kind: event.kind }, "the bridge's own message reported back: no rules run");
-  const plan = await planEvent(event, conversationId, prepared, rules, deps);
-  // The facts the plan was made with (planning may have learnt from history).
-  const facts = prepared.facts;
-
-  const reports = await runActions(
+  let matched: string[] = [];
+  return runJob(
     deps,
     {
-      scope: event.key,
-      event,
-      conversationId,
-      facts,
-      rules,
-      replay,
-      state: prepared.state,
-      log,
+      load: async () => prepared,
+      plan: async () => {
+        const plan = await planEvent(event, conversationId, prepared, rules, deps);
+        matched = plan.matched.map((m) => m.rule);
+        // The facts the plan was made with (planning may have learnt from history).
+        const run = {
+          scope: event.key,
+          event,
+          conversationId,
+          facts: prepared.facts,
+          rules,
+          replay,
+          state: prepared.state,
+          log,
+        };
+        return { run, actions: plan.actions };
+      },
+      release: async ({ facts, state }, reports) => {
+        // Stale sent-text marks, expired tags and the run's untags go with the write of the leave.
+        const stale = [
+          ...staleSentMarks(facts, deps.clock.settings.reconcileSkewMs),
+          ...expiredTagFields(facts, deps.clock.now().getTime()),
+          ...state.takeConversationRemovals(),
+        ];
+        await leaveOrder(
+          deps.store,
+          event,
+          me,
+          0,
+          state.takeConversationFields(),
+          stale,
+          prepared.newConversation ? deps.store.ttls.conversationSeconds : 0,
+        );
+        if (log.isLevelEnabled('debug')) log.debug({ actions: reports.length }, 'event processed');
+        return {
+          eventKey: event.key,
+          matched,
+          actions: reports,
+          cancelledTimers,
+          ...(prepared.ownSend ? { ownSend: true as const } : {}),
+        };
+      },
+      // The batch decides what follows (process-event.ts settleFailedRuns).
+      fail: (error) => Promise.reject(error),
     },
-    plan.actions,
     actions,
   );
-  // Stale sent-text marks, expired tags and the run's untags go with the write of the leave.
-  const stale = [
-    ...staleSentMarks(facts, deps.clock.settings.reconcileSkewMs),
-    ...expiredTagFields(facts, deps.clock.now().getTime()),
-    ...prepared.state.takeConversationRemovals(),
-  ];
-  await leaveOrder(
-    deps.store,
-    event,
-    me,
-    0,
-    prepared.state.takeConversationFields(),
-    stale,
-    prepared.newConversation ? deps.store.ttls.conversationSeconds : 0,
-  );
-  if (log.isLevelEnabled('debug')) log.debug({ actions: reports.length }, 'event processed');
-  return {
-    eventKey: event.key,
-    matched: plan.matched.map((m) => m.rule),
-    actions: reports,
-    cancelledTimers,
-    ...(prepared.ownSend ? { ownSend: true as const } : {}),
-  };
 }

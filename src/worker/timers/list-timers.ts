@@ -9,6 +9,7 @@ import type { ChannelConfig, ChannelKind } from '../../rules/rules-settings-sche
 import { isBurstJobData } from '../bursts/burst-job.js';
 import { burstTimerView } from '../bursts/burst-view.js';
 import { CONVERSATION_FIELDS, TIMER_REGISTRATION } from '../conversation-facts.js';
+import { PENDING_STATES } from '../pending-jobs.js';
 import { TimerJobDataSchema, timerField } from './timers.js';
 
 /**
@@ -52,8 +53,6 @@ export interface ClocksConfig {
   channels: readonly ChannelConfig[];
   replyWindow: { appliesTo: readonly ChannelKind[]; hours: number };
 }
-
-const PENDING_STATES = ['delayed', 'waiting', 'active', 'prioritized'] as const;
 
 export async function listConversationClocks(
   redis: RedisClient,

@@ -1,7 +1,8 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { PlannedAction } from '../../../../src/rules/plan.js';
-import { echoProbe, SENT_ID_TTL_MS, staleSentIds } from '../../../../src/worker/exactly-once/own-sends.js';
-import { sentTextKey } from '../../../../src/worker/exactly-once/sent-marks.js';
+import { echoProbe } from '../../../../src/worker/exactly-once/own-sends.js';
+import { SENT_ID_TTL_MS, sentTextKey, staleSentIds } from '../../../../src/worker/exactly-once/sent-marks.js';
 import { makeEvent } from '../../../support/make-event.js';
 
 const reply = (text: string): PlannedAction => ({
@@ -16,7 +17,7 @@ const reply = (text: string): PlannedAction => ({
 });
 
 describe('echoProbe', () => {
-  it('looks for the message id and for the mark execute-actions writes for the same reply text', () => {
+  it("looks for the message id and for the mark the action's life writes for the same reply text", () => {
     const event = makeEvent({
       kind: 'agent_reply',
       name: 'agent.message_out',
@@ -24,6 +25,14 @@ describe('echoProbe', () => {
       text: 'Baik  Kak!',
     });
     expect(echoProbe(event)).toEqual(['S:m-9', `R:${sentTextKey(reply('Baik  Kak!'))}`]);
+  });
+
+  it('keeps the text mark as earlier releases wrote it (marks in Redis outlive an upgrade)', () => {
+    const written = createHash('sha256').update('reply:baik kak').digest('hex').slice(0, 32);
+    expect(sentTextKey(reply('Baik  Kak!'))).toBe(written);
+    expect(echoProbe(makeEvent({ kind: 'agent_reply', messageId: null, text: 'Baik  Kak!' }))[1]).toBe(
+      `R:${written}`,
+    );
   });
 
   it.each(['message_in', 'ai_reply', 'assigned'] as const)('looks for nothing on %s events', (kind) => {
