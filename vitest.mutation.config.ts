@@ -8,6 +8,9 @@ export default defineConfig({
     // Test files are collected again for every mutant; the source modules need not be imported
     // again (Stryker switches mutants at run time), which is most of a run's cost.
     isolate: false,
+    // Instrumented code is slower, and the machine may be shared: the 200,000-level nesting test of
+    // the body hash took over the default 5 s in one dry run.
+    testTimeout: 30_000,
     include: [
       'test/unit/rules/**/*.test.ts',
       'test/unit/receive/**/*.test.ts',

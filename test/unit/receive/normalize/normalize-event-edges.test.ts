@@ -38,6 +38,21 @@ describe('normalizeEvent: the data wrapper', () => {
     expect(event.conversationId).not.toBe('other');
   });
 
+  it('leaves data alone beside a top-level conversation_id, even for keys the top level lacks', () => {
+    const { event } = eventOf({ ...MESSAGE, data: { sender_name: 'Inner' } });
+    expect(event.senderName).toBeNull();
+  });
+
+  it.each([
+    ['null', null],
+    ['absent', undefined],
+  ])('calls an event name that is %s missing', (_label, name) => {
+    expect(problemOf({ event: name, conversation_id: 'c' })).toMatchObject({
+      reason: 'missing_event_name',
+      message: 'the body has no "event" field, so it is not a known webhook event',
+    });
+  });
+
   it('leaves data alone when neither level names an event', () => {
     expect(problemOf({ data: { conversation_id: 'c' } }).reason).toBe('missing_event_name');
   });
