@@ -65,3 +65,11 @@ describe('presentedSecrets', () => {
     expect(presentedSecrets(headers)).toEqual(expected);
   });
 });
+
+describe('createSecretVerifier: every configured secret must be usable', () => {
+  it('refuses to build when any one of several secrets is empty', () => {
+    expect(() => createSecretVerifier([SECRET, ''])).toThrow(
+      'createSecretVerifier needs at least one non-empty secret',
+    );
+  });
+});

@@ -117,3 +117,35 @@ describe('addBusinessTime', () => {
     expect(formatLocal(at('2026-11-30T08:20:00'), 'Asia/Jakarta')).toBe('Mon 2026-11-30 08:20 Asia/Jakarta');
   });
 });
+
+describe('addBusinessTime edges', () => {
+  it('returns the start itself for no time or a negative time, even while closed', () => {
+    expect(due(office, '2026-11-29T10:00:00', 0)).toBe(at('2026-11-29T10:00:00').toISOString());
+    expect(due(office, '2026-11-23T10:00:00', -5)).toBe(at('2026-11-23T10:00:00').toISOString());
+  });
+
+  it('ends at the closing minute when the time left fills the range exactly', () => {
+    expect(due(office, '2026-11-23T16:50:00', 10)).toBe(at('2026-11-23T17:00:00').toISOString());
+    expect(due(split, '2026-11-23T11:30:00', 30)).toBe(at('2026-11-23T12:00:00').toISOString());
+  });
+
+  it('counts a whole day of ranges in order, a later range of the table first or not', () => {
+    const reversed = compileBusinessHours({ 'mon-fri': ['13:00-17:00', '08:00-12:00'] }, [], 'Asia/Jakarta');
+    expect(due(reversed, '2026-11-23T07:00:00', 300)).toBe(at('2026-11-23T14:00:00').toISOString());
+  });
+});
+
+describe('localMinuteToInstant across daylight saving changes (Europe/Berlin)', () => {
+  it.each([
+    // Spring: 01:30 is still CET (+1) although the guess from its wall time falls after the change.
+    ['2026-03-29', 90, '2026-03-29T00:30:00Z'],
+    ['2026-03-29', 3 * 60 + 30, '2026-03-29T01:30:00Z'],
+    // Autumn: 03:30 is CET again.
+    ['2026-10-25', 3 * 60 + 30, '2026-10-25T02:30:00Z'],
+    ['2026-10-25', 60, '2026-10-24T23:00:00Z'],
+    // A minute past the day's end runs into the next day.
+    ['2026-07-01', 24 * 60 + 30, '2026-07-01T22:30:00Z'],
+  ])('%s minute %i is %s', (date, minute, iso) => {
+    expect(localMinuteToInstant(date, minute, 'Europe/Berlin')).toBe(Date.parse(iso));
+  });
+});

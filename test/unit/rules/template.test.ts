@@ -115,3 +115,140 @@ describe('templates', () => {
     expect(out.endsWith('…')).toBe(true);
   });
 });
+
+describe('every template field', () => {
+  const full: TemplateContext = {
+    event: makeEvent({
+      kind: 'agent_reply',
+      name: 'agent.message_out',
+      key: 'agent.message_out|m-7',
+      conversationId: 'conv-7',
+      messageId: 'm-7',
+      text: 'the text',
+      caption: 'the caption',
+      contentType: 'image',
+      channel: { id: 'ch_7', name: 'Main WA', engine: 'whatsapp' },
+      business: { id: 'biz-7', name: 'Toko Tujuh' },
+      senderName: 'Sari',
+      conversationLabel: 'Sari (VIP)',
+      aiName: 'Asisten',
+      agentName: 'Dewi',
+      needHuman: true,
+      occurredAt: '2026-11-23T03:00:00.000Z',
+      receivedAt: '2026-11-23T03:00:01.000Z',
+    }),
+    rule: { name: 'r' },
+    match: { keyword: 'k', keywords: 'k, l', regexMatch: 'rx' },
+    customer: { name: 'Sari' },
+    window: { closedFor: '1h', hours: 24 },
+    conversation: { id: 'conv-7' },
+    burst: { count: 3, text: 'a\nb\nc', firstAt: '2026-11-23T02:59:00.000Z' },
+    tags: 'gold, vip',
+  };
+
+  it.each([
+    ['event.kind', 'agent_reply'],
+    ['event.name', 'agent.message_out'],
+    ['event.key', 'agent.message_out|m-7'],
+    ['event.conversationId', 'conv-7'],
+    ['event.messageId', 'm-7'],
+    ['event.text', 'the text'],
+    ['event.caption', 'the caption'],
+    ['event.contentType', 'image'],
+    ['event.channel.id', 'ch_7'],
+    ['event.channel.name', 'Main WA'],
+    ['event.channel.engine', 'whatsapp'],
+    ['event.business.id', 'biz-7'],
+    ['event.business.name', 'Toko Tujuh'],
+    ['event.senderName', 'Sari'],
+    ['event.conversationLabel', 'Sari (VIP)'],
+    ['event.aiName', 'Asisten'],
+    ['event.agentName', 'Dewi'],
+    ['event.needHuman', 'true'],
+    ['event.occurredAt', '2026-11-23T03:00:00.000Z'],
+    ['event.receivedAt', '2026-11-23T03:00:01.000Z'],
+    ['rule.name', 'r'],
+    ['match.keyword', 'k'],
+    ['match.keywords', 'k, l'],
+    ['match.regex_match', 'rx'],
+    ['customer.name', 'Sari'],
+    ['window.closed_for', '1h'],
+    ['window.hours', '24'],
+    ['conversation.id', 'conv-7'],
+    ['burst.count', '3'],
+    ['burst.text', 'a\nb\nc'],
+    ['burst.first_at', '2026-11-23T02:59:00.000Z'],
+    ['tags', 'gold, vip'],
+  ])('{{%s}} renders %j', (field, expected) => {
+    expect(renderTemplate(compiled(`{{${field}}}`), full)).toBe(expected);
+  });
+
+  it('renders the burst and business fields as empty where there is none', () => {
+    const none = { ...full, event: makeEvent({ business: null }), burst: undefined };
+    expect(
+      renderTemplate(
+        compiled('[{{burst.count}}|{{burst.text}}|{{burst.first_at}}|{{event.business.id}}]'),
+        none,
+      ),
+    ).toBe('[|||]');
+  });
+
+  it('lists the fields a template uses, in order, and keeps its source', () => {
+    const t = compiled('Hi {{customer.name}}, re {{match.keyword}}: {{customer.name}}');
+    expect(t.fields).toEqual(['customer.name', 'match.keyword', 'customer.name']);
+    expect(t.source).toBe('Hi {{customer.name}}, re {{match.keyword}}: {{customer.name}}');
+    expect(renderTemplate(t, context)).toBe('Hi Budi, re refund: Budi');
+  });
+
+  it('reports every problem of a template, not only the first', () => {
+    expect(compileTemplate('{{nope}} and {{a b}} and {{customer.x}}')).toEqual({
+      errors: [
+        'unknown template variable {{nope}}: "nope" is not one of event, rule, match, customer, window, conversation, burst, tags',
+        '{{a b}} is not a field name: templates only insert fields like {{customer.name}}, no expressions or helpers',
+        'unknown template variable {{customer.x}}: customer has {{customer.name}}',
+      ],
+    });
+  });
+
+  it('names a root without fields as a field of its own', () => {
+    expect(compileTemplate('{{tags.gold}}')).toEqual({
+      errors: ['unknown template variable {{tags.gold}}: {{tags}} has no fields: write {{tags}}'],
+    });
+  });
+
+  it('keeps text between, before and after fields, and a lone "}}"', () => {
+    expect(renderTemplate(compiled('a}}b{{rule.name}}c{{rule.name}}'), context)).toBe(
+      'a}}bescalatecescalate',
+    );
+    expect(renderTemplate(compiled(''), context)).toBe('');
+  });
+
+  it.each([
+    ['exactly the cap', MAX_RENDERED_LENGTH, '', 'x'.repeat(MAX_RENDERED_LENGTH)],
+    ['the cap, then one more character', MAX_RENDERED_LENGTH, '!', `${'x'.repeat(MAX_RENDERED_LENGTH - 1)}…`],
+    ['one over the cap', MAX_RENDERED_LENGTH + 1, '', `${'x'.repeat(MAX_RENDERED_LENGTH - 1)}…`],
+  ])('renders %s', (_label, length, after, expected) => {
+    const sized = { ...context, event: makeEvent({ text: 'x'.repeat(length) }) };
+    expect(renderTemplate(compiled(`{{event.text}}${after}`), sized)).toBe(expected);
+  });
+});
+
+describe('compiled template parts', () => {
+  it('holds text and fields in order, without empty text between adjacent fields or at the end', () => {
+    const t = compiled('{{rule.name}}{{customer.name}}!');
+    expect(t.parts).toEqual([
+      { path: 'rule.name', get: expect.any(Function) },
+      { path: 'customer.name', get: expect.any(Function) },
+      '!',
+    ]);
+    expect(compiled('a{{rule.name}}').parts).toEqual(['a', { path: 'rule.name', get: expect.any(Function) }]);
+  });
+
+  it('lists every field of a root in the message about an unknown one', () => {
+    expect(compileTemplate('{{burst.size}}')).toEqual({
+      errors: [
+        'unknown template variable {{burst.size}}: burst has {{burst.count}}, {{burst.text}}, {{burst.first_at}}',
+      ],
+    });
+  });
+});

@@ -76,3 +76,61 @@ describe('action ledger state machine', () => {
     expect(parseLedgerEntry(null)).toBeUndefined();
   });
 });
+
+describe('action ledger edges', () => {
+  it('finishes an action that was never begun (a skip) with no tries and no detail', () => {
+    expect(finish(undefined, 'skipped', 300)).toEqual({ state: 'skipped', at: 300, tries: 0 });
+    expect(finish(undefined, 'skipped', 300, 'window closed')).toEqual({
+      state: 'skipped',
+      at: 300,
+      tries: 0,
+      detail: 'window closed',
+    });
+  });
+
+  it('begins again after a crash (started) with one more try, and drops the old guard', () => {
+    const crashed = begin(undefined, 100, { after: 17, chain: { since: 40, count: 2 } });
+    expect(begin(crashed, 200)).toEqual({ state: 'started', at: 200, tries: 2 });
+  });
+
+  it('reads an absent entry (null or undefined) as never begun', () => {
+    expect(parseLedgerEntry(undefined)).toBeUndefined();
+    expect(parseLedgerEntry(null)).toBeUndefined();
+  });
+
+  it('reads a corrupt entry as begun once at the epoch, and says so', () => {
+    expect(parseLedgerEntry('{oops')).toEqual({
+      state: 'started',
+      at: 0,
+      tries: 1,
+      detail: 'unreadable ledger entry',
+    });
+    expect(decide(parseLedgerEntry('"done"'))).toEqual({ kind: 'reconcile', startedAt: 0 });
+  });
+
+  it('keeps both guards for reconciliation when a started entry has both', () => {
+    const chain = { since: 40, count: 1 };
+    expect(decide({ state: 'started', at: 9, tries: 1, after: 3, chain })).toEqual({
+      kind: 'reconcile',
+      startedAt: 9,
+      after: 3,
+      chain,
+    });
+    expect(decide({ state: 'started', at: 9, tries: 1, after: 0 })).toEqual({
+      kind: 'reconcile',
+      startedAt: 9,
+      after: 0,
+    });
+  });
+});
+
+describe('action ledger entries carry no empty keys', () => {
+  // A key set to undefined would be written to Redis as a stored field of its own shape, and
+  // exactOptionalPropertyTypes readers tell "absent" from "undefined".
+  it('leaves out the guards and the detail that were not given', () => {
+    expect(Object.keys(decide({ state: 'started', at: 9, tries: 1 }))).toEqual(['kind', 'startedAt']);
+    expect(Object.keys(begin(undefined, 100, { after: 3 }))).toEqual(['state', 'at', 'tries', 'after']);
+    expect(Object.keys(begin(undefined, 100, {}))).toEqual(['state', 'at', 'tries']);
+    expect(Object.keys(finish(undefined, 'done', 100))).toEqual(['state', 'at', 'tries']);
+  });
+});

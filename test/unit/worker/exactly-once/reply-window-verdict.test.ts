@@ -62,3 +62,23 @@ describe('replyWindowVerdict (24-hour window, WIB times)', () => {
     });
   });
 });
+
+describe('replyWindowVerdict edges', () => {
+  it('trusts a window reported closed even when its end is still ahead', () => {
+    const at = wib('2026-11-20 12:00:00');
+    expect(replyWindowVerdict({ applies: true, open: false, closesAt }, at, MARGIN)).toEqual({
+      send: false,
+      reason: 'closed',
+      closesAt,
+    });
+  });
+
+  it('calls a window that ends right now closed, not a matter of margin (even with no margin)', () => {
+    const open = { applies: true, open: true, closesAt };
+    expect(replyWindowVerdict(open, closesAt, MARGIN)).toEqual({ send: false, reason: 'closed', closesAt });
+    expect(replyWindowVerdict(open, closesAt, 0)).toEqual({ send: false, reason: 'closed', closesAt });
+    const justBefore = new Date(closesAt.getTime() - 1);
+    expect(replyWindowVerdict(open, justBefore, 0)).toEqual({ send: true, guardUntil: closesAt });
+    expect(replyWindowVerdict(open, justBefore, 1)).toEqual({ send: false, reason: 'margin', closesAt });
+  });
+});
