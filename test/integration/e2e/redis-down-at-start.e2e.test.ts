@@ -1,4 +1,4 @@
-import { describe, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../src/base/wait-for.js';
 import type { RedisServerHandle } from '../../../src/redis/start-redis-server.js';
 import { webhookFixture } from '../../fixtures/webhooks/index.js';
@@ -16,32 +16,26 @@ import { startRedisServer } from '../../support/redis.js';
  * with the reason, webhooks 503), log one warning per interval instead of a flood, and act on
  * webhooks normally once Redis is started. This test runs its own redis-server, started late.
  */
-// The cases run at once: each mostly waits (observation windows of 15 and 20 s, Redis started
-// late), and each owns its world, its redis-server and its ports.
-describe.concurrent('a bridge started while Redis is down', () => {
-  /** What a case started, stopped when it ends (passed or failed), in this order. */
-  const owned = (onTestFinished: (fn: () => Promise<void>) => void) => {
-    const own: { world?: World; redis?: RedisServerHandle; extra?: BridgeProcess } = {};
-    onTestFinished(async () => {
-      await own.extra?.stop('SIGTERM');
-      await own.world?.close();
-      await own.redis?.stop();
-    });
-    return own;
-  };
+describe('a bridge started while Redis is down', () => {
+  let world: World | undefined;
+  let redis: RedisServerHandle | undefined;
+  let extra: BridgeProcess | undefined;
+  afterEach(async () => {
+    await extra?.stop('SIGTERM');
+    await world?.close();
+    await redis?.stop();
+    world = undefined;
+    redis = undefined;
+    extra = undefined;
+  });
 
-  it('start: /healthz 200 and /readyz 503 within 10 s, under 10 log lines in 20 s, then works once Redis runs', async ({
-    expect,
-    onTestFinished,
-  }) => {
-    const own = owned(onTestFinished);
+  it('start: /healthz 200 and /readyz 503 within 10 s, under 10 log lines in 20 s, then works once Redis runs', async () => {
     const redisPort = await findFreePort();
     const startedAt = Date.now();
-    const world = await createWorld({
+    world = await createWorld({
       config: await exampleConfig({ hours: 'open' }),
       redisUrl: `redis://127.0.0.1:${redisPort}`,
     });
-    own.world = world;
     const w = world;
     const base = `http://127.0.0.1:${w.env.PORT}`;
     const bridge = w.bridges[0] as BridgeProcess;
@@ -75,7 +69,7 @@ describe.concurrent('a bridge started while Redis is down', () => {
     expect(lines.some((line) => line.includes(`Redis at 127.0.0.1:${redisPort} is unreachable`))).toBe(true);
 
     // Redis comes up: the same process becomes ready and acts on a customer's message.
-    own.redis = await startRedisServer({ port: redisPort });
+    redis = await startRedisServer({ port: redisPort });
     await waitFor(async () => (await fetch(`${base}/readyz`)).status === 200, {
       timeoutMs: 15_000,
       intervalMs: 200,
@@ -90,15 +84,10 @@ describe.concurrent('a bridge started while Redis is down', () => {
     expect(bridge.logs.some((line) => line.includes('is reachable again'))).toBe(true);
   });
 
-  it('start: Redis going away while running gives one report, not a flood, and work resumes when it returns', async ({
-    expect,
-    onTestFinished,
-  }) => {
-    const own = owned(onTestFinished);
-    const redis = await startRedisServer();
-    own.redis = redis;
-    const w = await createWorld({ config: await exampleConfig({ hours: 'open' }), redisUrl: redis.url });
-    own.world = w;
+  it('start: Redis going away while running gives one report, not a flood, and work resumes when it returns', async () => {
+    redis = await startRedisServer();
+    world = await createWorld({ config: await exampleConfig({ hours: 'open' }), redisUrl: redis.url });
+    const w = world;
     const base = `http://127.0.0.1:${w.env.PORT}`;
     const bridge = w.bridges[0] as BridgeProcess;
     w.conversation('c-before', { type: 'whatsapp_qr', id: 'ch_wa_qr' });
@@ -132,39 +121,32 @@ describe.concurrent('a bridge started while Redis is down', () => {
     });
   });
 
-  it('start: SIGTERM while Redis is still down exits 0 within a few seconds', async ({
-    expect,
-    onTestFinished,
-  }) => {
-    const own = owned(onTestFinished);
+  it('start: SIGTERM while Redis is still down exits 0 within a few seconds', async () => {
     const redisPort = await findFreePort();
-    const world = await createWorld({
+    world = await createWorld({
       config: await exampleConfig({ hours: 'open' }),
       redisUrl: `redis://127.0.0.1:${redisPort}`,
     });
-    own.world = world;
     const bridge = world.bridges[0] as BridgeProcess;
     const stopAt = Date.now();
     expect(await bridge.stop('SIGTERM')).toBe(0);
     expect(Date.now() - stopAt).toBeLessThan(10_000);
     expect(bridge.logs.join('\n')).toContain('Redis is unreachable: not waiting for in-flight jobs');
     // Only so that the world's own cleanup (which deletes its keys) has a Redis to talk to.
-    own.redis = await startRedisServer({ port: redisPort });
+    redis = await startRedisServer({ port: redisPort });
   });
 
-  it.for(['serve', 'work'] as const)(
+  it.each(['serve', 'work'] as const)(
     '%s behaves the same: up, /healthz 200, /readyz 503 naming Redis, few lines',
-    async (mode, { expect, onTestFinished }) => {
-      const own = owned(onTestFinished);
+    async (mode) => {
       const redisPort = await findFreePort();
-      const world = await createWorld({
+      world = await createWorld({
         config: await exampleConfig({ hours: 'open' }),
         redisUrl: `redis://127.0.0.1:${redisPort}`,
         processes: [],
       });
-      own.world = world;
       const port = await findFreePort();
-      const extra =
+      extra =
         mode === 'work'
           ? await spawnBridge(
               'work',
@@ -174,14 +156,13 @@ describe.concurrent('a bridge started while Redis is down', () => {
               'worker is waiting',
             )
           : await spawnBridge('serve', world.configPath, world.env);
-      own.extra = extra;
       const base = `http://127.0.0.1:${mode === 'work' ? port : world.env.PORT}`;
       expect((await fetch(`${base}/healthz`)).status).toBe(200);
       const readiness = await fetch(`${base}/readyz`);
       expect(readiness.status).toBe(503);
       expect(((await readiness.json()) as { error: string }).error).toMatch(/Redis/);
       expect(extra.logs.filter((line) => line.trim() !== '').length, extra.logs.join('\n')).toBeLessThan(10);
-      own.redis = await startRedisServer({ port: redisPort });
+      redis = await startRedisServer({ port: redisPort });
       await waitFor(async () => (await fetch(`${base}/readyz`)).status === 200, {
         timeoutMs: 15_000,
         intervalMs: 200,
