@@ -6,6 +6,7 @@ import { type LoadedConfig, MAX_CONFIG_BYTES, parseConfigText } from '../../src/
 import { EVENT_KINDS } from '../../src/events/conversation-event.js';
 import { evaluateRules } from '../../src/rules/evaluate-rules.js';
 import { MAX_RENDERED_LENGTH, TEMPLATE_FIELDS } from '../../src/rules/template.js';
+import { cpuMs, doublingRatio } from '../support/cpu-time.js';
 import { makeEvent } from '../support/make-event.js';
 import { checkProperty, recordRow } from './support/check-property.js';
 import {
@@ -19,7 +20,6 @@ import {
   SCALING_KINDS,
   SECRET_VALUES,
 } from './support/config-inputs.js';
-import { cpuMs, doublingRatio } from './support/cpu-time.js';
 import { assertNotPolluted, prototypeSnapshot } from './support/hostile-values.js';
 import { HOSTILE_SCALE, runsFor } from './support/scale.js';
 

@@ -6,10 +6,10 @@ import type { CompiledRules } from '../../src/rules/compile-rules.js';
 import { evaluateRules } from '../../src/rules/evaluate-rules.js';
 import type { ConversationFacts } from '../../src/rules/plan.js';
 import { MAX_RENDERED_LENGTH } from '../../src/rules/template.js';
+import { doublingRatio, fastestCpuMs } from '../support/cpu-time.js';
 import { makeEvent } from '../support/make-event.js';
 import { checkProperty, recordRow } from './support/check-property.js';
 import { EXAMPLE_ENV, EXAMPLE_TEXT } from './support/config-inputs.js';
-import { doublingRatio, fastestCpuMs } from './support/cpu-time.js';
 import { HOSTILE_SCALE, runsFor } from './support/scale.js';
 
 /**

@@ -1,5 +1,5 @@
 import { Cluster } from 'ioredis';
-import { inject } from 'vitest';
+import { inject, it } from 'vitest';
 import type { EmulatorAdmin } from '../../src/emulator/emulator-admin.js';
 import type { EmulatorOptions } from '../../src/emulator/emulator-options.js';
 import { type EmulatorHandle, startEmulator } from '../../src/emulator/start-emulator.js';
@@ -54,6 +54,17 @@ declare module 'vitest' {
 /** The cluster the current project runs on, if any. */
 export function e2eCluster(): { nodes: string[]; shards: number } | undefined {
   return inject('e2eCluster');
+}
+
+/**
+ * `it` for a case whose outcome a Redis Cluster cannot change: what a rule renders from one event,
+ * what the platform's side holds (its history, its earlier interface form), what the logs say. The
+ * cluster project re-runs the end-to-end files for what sharding can break (keys routed to a
+ * conversation's shard, scripts, timers, dead letters, order, exactly once, forget on every node)
+ * and skips these; the integration project runs them.
+ */
+export function itOffCluster(): ReturnType<typeof it.skipIf> {
+  return it.skipIf(e2eCluster() !== undefined);
 }
 
 /**

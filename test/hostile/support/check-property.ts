@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { TaskMeta } from 'vitest';
-import { cpuMs } from './cpu-time.js';
+import { cpuMs } from '../../support/cpu-time.js';
 import { seedOption } from './scale.js';
 
 /** One row of the hostile table: a property, how many inputs it was given, what broke, how long. */

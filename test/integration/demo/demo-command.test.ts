@@ -7,9 +7,9 @@ import { hasRedisServerBinary } from '../../../src/redis/start-redis-server.js';
 import { testRedisUrl } from '../../support/redis.js';
 import { runNode } from '../../support/run-node.js';
 
-/** The demo as a user runs it: a separate process, `node --import tsx src/cli.ts demo`. */
+/** The demo as a user of the package runs it: a separate process, `convo-bridge demo` (the build's dist/cli.js). */
 const runDemoProcess = (env: NodeJS.ProcessEnv, deadlineMs: number) =>
-  runNode(['--import', 'tsx', 'src/cli.ts', 'demo', '--no-progress'], env, deadlineMs);
+  runNode(['dist/cli.js', 'demo', '--no-progress'], env, deadlineMs);
 
 function envWithout(...names: string[]): NodeJS.ProcessEnv {
   const env = { ...process.env };

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../src/base/wait-for.js';
 import { runCli } from '../../../src/cli/run-cli.js';
 import { exampleConfig } from '../../support/bridge-harness.js';
-import { createWorld, E2E, type World } from '../../support/e2e-world.js';
+import { createWorld, E2E, itOffCluster, type World } from '../../support/e2e-world.js';
 
 async function cli(args: string[]) {
   let out = '';
@@ -106,31 +106,34 @@ describe('dead letters, a 401 storm and the earlier form end to end', () => {
     expect(await w.redis.zcard(w.keys.deadIndex)).toBe(0);
   });
 
-  it('the earlier interface form: earlier webhook names, bearer-secret auth, media reply with text', async () => {
-    const config = (await exampleConfig({ hours: 'open' }))
-      .replace('form: current', 'form: earlier')
-      .replace(
-        'auth: { scheme: headers, business_id: ${BUSINESS_ID}, secret: ${SECRET_KEY} }',
-        'auth: { scheme: bearer-secret, secret: ${SECRET_KEY} }',
-      );
-    expect(config).toContain('scheme: bearer-secret');
-    world = await createWorld({ config, form: 'earlier' });
-    const w = world;
-    w.conversation('e-1', { type: 'telegram', id: 'ch_tg' });
-    w.say('e-1', 'Saya kecewa sekali');
-    w.conversation('e-2', { type: 'webchat', id: 'ch_web' });
-    w.say('e-2', 'katalog dong');
-    await waitFor(() => w.crm.forConversation('e-1').length === 1 && w.apiMessages('e-2').length === 1, {
-      timeoutMs: 10_000,
-      what: 'the escalation (note, need-human, forward) and the catalog reply',
-    });
-    expect(w.admin.deliveries().map((d) => d.event)).toContain('message.incoming');
-    expect(w.notes('e-1')).toEqual(["Escalated by escalate-complaints: customer wrote 'kecewa'"]);
-    expect(w.detail('e-1').needHuman).toBe(true);
-    expect(w.apiMessages('e-2')[0]).toMatchObject({
-      type: 'document',
-      text: 'https://cdn.example.com/katalog.pdf',
-    });
-    expect(w.requests('note', 'e-1')[0]?.auth).toMatch(/bearer/i);
-  });
+  itOffCluster()(
+    'the earlier interface form: earlier webhook names, bearer-secret auth, media reply with text',
+    async () => {
+      const config = (await exampleConfig({ hours: 'open' }))
+        .replace('form: current', 'form: earlier')
+        .replace(
+          'auth: { scheme: headers, business_id: ${BUSINESS_ID}, secret: ${SECRET_KEY} }',
+          'auth: { scheme: bearer-secret, secret: ${SECRET_KEY} }',
+        );
+      expect(config).toContain('scheme: bearer-secret');
+      world = await createWorld({ config, form: 'earlier' });
+      const w = world;
+      w.conversation('e-1', { type: 'telegram', id: 'ch_tg' });
+      w.say('e-1', 'Saya kecewa sekali');
+      w.conversation('e-2', { type: 'webchat', id: 'ch_web' });
+      w.say('e-2', 'katalog dong');
+      await waitFor(() => w.crm.forConversation('e-1').length === 1 && w.apiMessages('e-2').length === 1, {
+        timeoutMs: 10_000,
+        what: 'the escalation (note, need-human, forward) and the catalog reply',
+      });
+      expect(w.admin.deliveries().map((d) => d.event)).toContain('message.incoming');
+      expect(w.notes('e-1')).toEqual(["Escalated by escalate-complaints: customer wrote 'kecewa'"]);
+      expect(w.detail('e-1').needHuman).toBe(true);
+      expect(w.apiMessages('e-2')[0]).toMatchObject({
+        type: 'document',
+        text: 'https://cdn.example.com/katalog.pdf',
+      });
+      expect(w.requests('note', 'e-1')[0]?.auth).toMatch(/bearer/i);
+    },
+  );
 });

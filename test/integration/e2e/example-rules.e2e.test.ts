@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../src/base/wait-for.js';
 import { exampleConfig } from '../../support/bridge-harness.js';
-import { createWorld, type World } from '../../support/e2e-world.js';
+import { createWorld, itOffCluster, type World } from '../../support/e2e-world.js';
 
 // The shipped example config (config/bridge.example.yaml) doing what it says, end to end:
 // emulator -> webhook -> convo-bridge start (a real process) -> platform API calls back.
@@ -48,7 +48,7 @@ describe('the example config end to end', () => {
     });
   });
 
-  it('catalog: replies with the catalog PDF as a document, delivered', async () => {
+  itOffCluster()('catalog: replies with the catalog PDF as a document, delivered', async () => {
     world = await createWorld({ config: await exampleConfig({ hours: 'open' }) });
     const w = world;
     w.conversation('c-catalog', { type: 'telegram', id: 'ch_tg' });
@@ -115,14 +115,17 @@ describe('the example config end to end', () => {
     expect(w.apiMessages('c-day')).toEqual([]);
   });
 
-  it('ai-unsure: an AI reply saying it does not know marks the conversation for a human and notes why', async () => {
-    world = await createWorld({ config: await exampleConfig({ hours: 'open' }) });
-    const w = world;
-    w.conversation('c-ai', { type: 'instagram', id: 'ch_ig' });
-    w.say('c-ai', 'Apakah ada warna ungu?');
-    w.admin.aiReply('c-ai', 'Maaf, saya tidak tahu soal itu.');
-    await waitFor(() => w.notes('c-ai').length === 1, { timeoutMs: 10_000, what: 'the ai-unsure note' });
-    expect(w.notes('c-ai')).toEqual(['The AI was unsure; handed to the team.']);
-    expect(w.detail('c-ai').needHuman).toBe(true);
-  });
+  itOffCluster()(
+    'ai-unsure: an AI reply saying it does not know marks the conversation for a human and notes why',
+    async () => {
+      world = await createWorld({ config: await exampleConfig({ hours: 'open' }) });
+      const w = world;
+      w.conversation('c-ai', { type: 'instagram', id: 'ch_ig' });
+      w.say('c-ai', 'Apakah ada warna ungu?');
+      w.admin.aiReply('c-ai', 'Maaf, saya tidak tahu soal itu.');
+      await waitFor(() => w.notes('c-ai').length === 1, { timeoutMs: 10_000, what: 'the ai-unsure note' });
+      expect(w.notes('c-ai')).toEqual(['The AI was unsure; handed to the team.']);
+      expect(w.detail('c-ai').needHuman).toBe(true);
+    },
+  );
 });

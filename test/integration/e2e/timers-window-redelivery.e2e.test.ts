@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../src/base/wait-for.js';
 import { exampleConfig } from '../../support/bridge-harness.js';
-import { createWorld, type World } from '../../support/e2e-world.js';
+import { createWorld, itOffCluster, type World } from '../../support/e2e-world.js';
 
 /** One sample of the bridge's /metrics, by its full name with labels; 0 when absent. */
 async function metricValue(w: World, sample: string): Promise<number> {
@@ -124,72 +124,78 @@ describe('timers, the 24-hour window and redeliveries end to end', () => {
     ).toBe(1);
   });
 
-  it('the same late message on a WhatsApp QR number (no window) is answered and delivered', async () => {
-    world = await createWorld({ config: await exampleConfig({ hours: 'closed' }) });
-    const w = world;
-    w.conversation('c-qr', { type: 'whatsapp_qr', id: 'ch_wa_qr' }, 'Andi');
-    w.say('c-qr', 'Halo, masih buka?', '25h');
-    await waitFor(() => w.apiMessages('c-qr').length === 1, { timeoutMs: 10_000, what: 'the reply' });
-    await w.settled();
-    expect(w.apiMessages('c-qr')).toHaveLength(1);
-    expect(w.apiMessages('c-qr')[0]).toMatchObject({
-      text: 'Terima kasih Andi! Tim kami kembali pada jam kerja.',
-      deliveryStatus: 'delivered',
-    });
-    expect(w.notes('c-qr')).toEqual([]);
-  });
+  itOffCluster()(
+    'the same late message on a WhatsApp QR number (no window) is answered and delivered',
+    async () => {
+      world = await createWorld({ config: await exampleConfig({ hours: 'closed' }) });
+      const w = world;
+      w.conversation('c-qr', { type: 'whatsapp_qr', id: 'ch_wa_qr' }, 'Andi');
+      w.say('c-qr', 'Halo, masih buka?', '25h');
+      await waitFor(() => w.apiMessages('c-qr').length === 1, { timeoutMs: 10_000, what: 'the reply' });
+      await w.settled();
+      expect(w.apiMessages('c-qr')).toHaveLength(1);
+      expect(w.apiMessages('c-qr')[0]).toMatchObject({
+        text: 'Terima kasih Andi! Tim kami kembali pada jam kerja.',
+        deliveryStatus: 'delivered',
+      });
+      expect(w.notes('c-qr')).toEqual([]);
+    },
+  );
 
-  it('the window from history: a bridge that never saw the customer message reads it before replying', async () => {
-    const aiCatalog = `  - name: ai-offers-catalog
+  itOffCluster()(
+    'the window from history: a bridge that never saw the customer message reads it before replying',
+    async () => {
+      const aiCatalog = `  - name: ai-offers-catalog
     on: ai_reply
     if: { text: { any_keywords: [ katalog ] } }
     then: [ { reply: { text: "Ini katalog kami: https://cdn.example.com/katalog.pdf" } } ]`;
-    // Seeded conversations emit no webhooks: the bridge learns of the customer's messages only
-    // by reading the history when it needs the window.
-    world = await createWorld({
-      config: await exampleConfig({ hours: 'open', extraRules: aiCatalog }),
-      emulator: {
-        seedData: {
-          conversations: [
-            {
-              id: 'h-fresh',
-              channel: { type: 'whatsapp_api', id: 'ch_waba_1' },
-              messages: [{ from: 'customer', text: 'Halo', ago: '2h' }],
-            },
-            {
-              id: 'h-stale',
-              channel: { type: 'whatsapp_api', id: 'ch_waba_1' },
-              messages: [{ from: 'customer', text: 'Halo', ago: '25h' }],
-            },
-          ],
+      // Seeded conversations emit no webhooks: the bridge learns of the customer's messages only
+      // by reading the history when it needs the window.
+      world = await createWorld({
+        config: await exampleConfig({ hours: 'open', extraRules: aiCatalog }),
+        emulator: {
+          seedData: {
+            conversations: [
+              {
+                id: 'h-fresh',
+                channel: { type: 'whatsapp_api', id: 'ch_waba_1' },
+                messages: [{ from: 'customer', text: 'Halo', ago: '2h' }],
+              },
+              {
+                id: 'h-stale',
+                channel: { type: 'whatsapp_api', id: 'ch_waba_1' },
+                messages: [{ from: 'customer', text: 'Halo', ago: '25h' }],
+              },
+            ],
+          },
         },
-      },
-    });
-    const w = world;
-    w.admin.aiReply('h-fresh', 'Silakan lihat katalog kami');
-    w.admin.aiReply('h-stale', 'Silakan lihat katalog kami');
-    await waitFor(() => w.apiMessages('h-fresh').length === 1, {
-      timeoutMs: 10_000,
-      what: 'the reply inside the window',
-    });
-    await waitFor(() => w.notes('h-stale').length === 1 && w.detail('h-stale').needHuman, {
-      timeoutMs: 10_000,
-      what: 'when_closed outside the window',
-    });
-    await w.settled();
-    expect(w.apiMessages('h-fresh')).toHaveLength(1);
-    expect(w.notes('h-stale')).toHaveLength(1);
-    expect(w.apiMessages('h-fresh')[0]?.deliveryStatus).toBe('delivered');
-    expect(w.notes('h-fresh')).toEqual([]);
-    expect(w.notes('h-stale')[0]).toMatch(/^Reply not sent: the 24-hour window is closed \(1h( \d+m)?\)/);
-    expect(w.apiMessages('h-stale')).toEqual([]);
-    expect(w.requests('history', 'h-fresh').length).toBeGreaterThan(0);
-    // One blocked reply (h-stale), though the plan was evaluated twice (before and after history).
-    expect(
-      await metricValue(
-        w,
-        'convo_bridge_window_blocked_replies_total{rule="ai-offers-catalog",business="default"}',
-      ),
-    ).toBe(1);
-  });
+      });
+      const w = world;
+      w.admin.aiReply('h-fresh', 'Silakan lihat katalog kami');
+      w.admin.aiReply('h-stale', 'Silakan lihat katalog kami');
+      await waitFor(() => w.apiMessages('h-fresh').length === 1, {
+        timeoutMs: 10_000,
+        what: 'the reply inside the window',
+      });
+      await waitFor(() => w.notes('h-stale').length === 1 && w.detail('h-stale').needHuman, {
+        timeoutMs: 10_000,
+        what: 'when_closed outside the window',
+      });
+      await w.settled();
+      expect(w.apiMessages('h-fresh')).toHaveLength(1);
+      expect(w.notes('h-stale')).toHaveLength(1);
+      expect(w.apiMessages('h-fresh')[0]?.deliveryStatus).toBe('delivered');
+      expect(w.notes('h-fresh')).toEqual([]);
+      expect(w.notes('h-stale')[0]).toMatch(/^Reply not sent: the 24-hour window is closed \(1h( \d+m)?\)/);
+      expect(w.apiMessages('h-stale')).toEqual([]);
+      expect(w.requests('history', 'h-fresh').length).toBeGreaterThan(0);
+      // One blocked reply (h-stale), though the plan was evaluated twice (before and after history).
+      expect(
+        await metricValue(
+          w,
+          'convo_bridge_window_blocked_replies_total{rule="ai-offers-catalog",business="default"}',
+        ),
+      ).toBe(1);
+    },
+  );
 });

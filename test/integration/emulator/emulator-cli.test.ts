@@ -32,9 +32,12 @@ describe('convo-bridge emulator (CLI)', () => {
     for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
   });
 
-  /** Runs the real CLI in a child process (signals are process-wide) and waits for its banner. */
+  /**
+   * Runs the real CLI in a child process (signals are process-wide) and waits for its banner: the
+   * build's `dist/cli.js`, as installed, not the sources through tsx (a second of start-up each).
+   */
   const launch = async (args: string[]) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'emulator', ...args], {
+    const child = spawn(process.execPath, ['dist/cli.js', 'emulator', ...args], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { tokenizeEnvReferences } from '../../../src/config/env-references.js';
+import { cpuMs } from '../../support/cpu-time.js';
 
 /** The earlier linear scan, as the reference for where an offset of the tokenised text came from. */
 function linearOriginalOffset(original: string, offset: number): number {
@@ -64,9 +65,9 @@ describe('tokenizeEnvReferences: mapping offsets back (regression: a linear scan
   ])(
     'tokenises %s in linear time (regression: a search to the end of the text from every ${)',
     (_name, text) => {
-      const started = performance.now();
+      const started = cpuMs();
       const tokenized = tokenizeEnvReferences(text);
-      expect(performance.now() - started).toBeLessThan(1_000);
+      expect(cpuMs() - started).toBeLessThan(1_000);
       expect(tokenized.references.size).toBeGreaterThan(0);
     },
   );
@@ -85,11 +86,11 @@ describe('tokenizeEnvReferences: mapping offsets back (regression: a linear scan
   it('maps offsets after 50,000 references quickly', () => {
     const original = Array.from({ length: 50_000 }, (_, i) => `k${i}: \${V${i}}`).join('\n');
     const tokenized = tokenizeEnvReferences(original);
-    const started = performance.now();
+    const started = cpuMs();
     let sum = 0;
     for (let i = 0; i < 50_000; i++) sum += tokenized.toOriginalOffset(tokenized.text.length - 1 - i);
     expect(sum).toBeGreaterThan(0);
-    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(cpuMs() - started).toBeLessThan(1_000);
     expect(tokenized.toOriginalOffset(tokenized.text.length)).toBe(original.length);
   });
 });

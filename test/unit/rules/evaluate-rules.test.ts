@@ -6,6 +6,7 @@ import { evaluateRules } from '../../../src/rules/evaluate-rules.js';
 import type { ConversationFacts, PlannedAction } from '../../../src/rules/plan.js';
 import { channelKind, replyWindow, resolveChannelKind } from '../../../src/rules/reply-window.js';
 import { DEFAULT_WINDOW_KINDS } from '../../../src/rules/rules-settings-schema.js';
+import { cpuMs } from '../../support/cpu-time.js';
 import { makeEvent } from '../../support/make-event.js';
 
 const HEADER = `platform:
@@ -296,10 +297,10 @@ describe('conditions', () => {
     const evil = rulesFrom(
       `  - { name: evil, on: message_in, if: { text: { regex: "(a+)+$" } }, then: [ { note: x } ] }\n`,
     );
-    const started = performance.now();
+    const started = cpuMs();
     const plan = evaluateRules(evil, event({ text: `${'a'.repeat(50_000)}!` }), noFacts, MON_10);
     expect(plan.actions).toEqual([]);
-    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(cpuMs() - started).toBeLessThan(2_000);
   });
 });
 

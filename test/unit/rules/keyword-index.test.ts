@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createKeywordIndexBuilder, findKeywords } from '../../../src/rules/keyword-index.js';
 import { normalizeWords } from '../../../src/rules/normalize-text.js';
+import { cpuMs } from '../../support/cpu-time.js';
 
 const KEYWORDS = ['refund', 'komplain', 'kecewa', 'tidak puas', "I don't know", 'café', 'pesanan saya'];
 
@@ -64,9 +65,9 @@ describe('keyword matching', () => {
     const target = builder.add('tidak puas');
     const index = builder.build();
     const text = `${'kata1 '.repeat(200_000)}tidak puas`;
-    const started = performance.now();
+    const started = cpuMs();
     const found = findKeywords(index, normalizeWords(text));
     expect(found.get(target)).toBe(200_000);
-    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(cpuMs() - started).toBeLessThan(2_000);
   });
 });
