@@ -2,15 +2,17 @@ import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /**
- * Test files that run at once. Most integration files wait (on Redis, HTTP on loopback, timers,
- * child processes) far more than they compute, so even 2 cores keep 4 of them busy; a machine with
- * more cores runs one per core. Every project of one group gets the same number: vitest refuses a
+ * Test files that run at once. `npm test` runs them one at a time (TEST_LANES unset): timing-bounded
+ * CLI tests (an exit within 10 s, a bridge ready within 15 s) still fail when four files share two
+ * cores. `npm run test:lanes` sets TEST_LANES (4, or one per core beyond 4): most integration files
+ * wait (on Redis, HTTP on loopback, timers, child processes) far more than they compute, so even 2
+ * cores keep 4 of them busy. Every project of one group gets the same number: vitest refuses a
  * group whose projects differ in `maxWorkers`.
  */
-const LANES = Math.max(4, availableParallelism());
+const LANES = process.env.TEST_LANES ? Math.max(Number(process.env.TEST_LANES), availableParallelism()) : 1;
 
-// Unit tests (pure code) and integration tests (real Redis and real HTTP on loopback) run side by
-// side, LANES files at a time. Each integration file owns its queue names and key prefixes (or its
+// Unit tests (pure code) and integration tests (real Redis and real HTTP on loopback) run in one
+// group, LANES files at a time. Each integration file owns its queue names and key prefixes (or its
 // own redis-server when it reads server-wide state such as INFO or DBSIZE), so files can share the
 // run's Redis.
 export default defineConfig({

@@ -27,7 +27,12 @@ const LANES = {
 };
 
 /** npm test runs the hostile suite at a small scale unless HOSTILE_SCALE says otherwise. */
-const env = { ...process.env, HOSTILE_SCALE: process.env.HOSTILE_SCALE ?? '0.05' };
+const env = {
+  ...process.env,
+  HOSTILE_SCALE: process.env.HOSTILE_SCALE ?? '0.05',
+  // vitest's files run several at a time here (vitest.config.ts reads it).
+  TEST_LANES: process.env.TEST_LANES ?? '4',
+};
 
 function runStep(name, [command, args]) {
   return new Promise((resolve) => {
