@@ -58,3 +58,48 @@ export function parseLedgerEntry(raw: string | null | undefined): LedgerEntry | 
   }
   return { state: 'started', at: 0, tries: 1, detail: 'unreadable ledger entry' };
 }
+
+// The ledger's state machine, pure: the action's life (action-life.ts) asks it at each step.
+
+/** What a run must do with an action, given its ledger entry. */
+export function decide(entry: LedgerEntry | undefined): LedgerDecision {
+  if (!entry) return { kind: 'run' };
+  switch (entry.state) {
+    case 'retry':
+      return { kind: 'run' };
+    case 'started': {
+      const decision: LedgerDecision = { kind: 'reconcile', startedAt: entry.at };
+      if (entry.after !== undefined) decision.after = entry.after;
+      if (entry.chain !== undefined) decision.chain = entry.chain;
+      return decision;
+    }
+    case 'done':
+    case 'failed':
+    case 'skipped':
+      return { kind: 'finished', state: entry.state };
+  }
+}
+
+/** The `started` entry written before a call, with what rules out a same-text collision. */
+export function begin(
+  previous: LedgerEntry | undefined,
+  now: number,
+  guard: CollisionGuard = {},
+): LedgerEntry {
+  const entry: LedgerEntry = { state: 'started', at: now, tries: (previous?.tries ?? 0) + 1 };
+  if (guard.after !== undefined) entry.after = guard.after;
+  if (guard.chain !== undefined) entry.chain = guard.chain;
+  return entry;
+}
+
+/** The ledger entry an action ends with (its tries carried over). */
+export function ended(
+  previous: LedgerEntry | undefined,
+  state: Exclude<LedgerState, 'started'>,
+  now: number,
+  detail?: string,
+): LedgerEntry {
+  const entry: LedgerEntry = { state, at: now, tries: previous?.tries ?? 0 };
+  if (detail !== undefined) entry.detail = detail;
+  return entry;
+}

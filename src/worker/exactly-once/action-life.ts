@@ -4,7 +4,14 @@ import { CONVERSATION_FIELDS, formatSentMark } from '../conversation-facts.js';
 import { ActionInterrupted } from '../failures/action-interrupted.js';
 import { classifyFailure } from '../failures/classify-failure.js';
 import type { ActionReport, HistoryMessage, PlannedAction } from '../ports.js';
-import type { CollisionGuard, LedgerDecision, LedgerEntry, LedgerState } from './action-ledger.js';
+import {
+  begin,
+  type CollisionGuard,
+  decide,
+  ended,
+  type LedgerEntry,
+  type LedgerState,
+} from './action-ledger.js';
 import type {
   ActionObserver,
   ActionPorts,
@@ -221,25 +228,6 @@ async function failed(
 
 // --- 1. decide ---------------------------------------------------------------------------------
 
-/** What a run must do with an action, given its ledger entry. */
-export function decide(entry: LedgerEntry | undefined): LedgerDecision {
-  if (!entry) return { kind: 'run' };
-  switch (entry.state) {
-    case 'retry':
-      return { kind: 'run' };
-    case 'started': {
-      const decision: LedgerDecision = { kind: 'reconcile', startedAt: entry.at };
-      if (entry.after !== undefined) decision.after = entry.after;
-      if (entry.chain !== undefined) decision.chain = entry.chain;
-      return decision;
-    }
-    case 'done':
-    case 'failed':
-    case 'skipped':
-      return { kind: 'finished', state: entry.state };
-  }
-}
-
 // --- 2. reconcile ------------------------------------------------------------------------------
 
 /** Message ids the run's other actions are known to have produced (reconciliation leaves them out). */
@@ -298,17 +286,6 @@ function windowVerdict(ctx: ExecutionContext, now: Date): ReplyWindowVerdict {
  */
 function isIdempotent(action: PlannedAction): boolean {
   return action.type !== 'note' && action.type !== 'reply';
-}
-
-export function begin(
-  previous: LedgerEntry | undefined,
-  now: number,
-  guard: CollisionGuard = {},
-): LedgerEntry {
-  const entry: LedgerEntry = { state: 'started', at: now, tries: (previous?.tries ?? 0) + 1 };
-  if (guard.after !== undefined) entry.after = guard.after;
-  if (guard.chain !== undefined) entry.chain = guard.chain;
-  return entry;
 }
 
 /**
@@ -485,18 +462,6 @@ function finish(
     run.state.stageConversation(sentIdField(detail.slice(8)), String(Date.now()));
   }
   if (mark) markSent(run, mark);
-}
-
-/** The ledger entry an action ends with (its tries carried over). */
-export function ended(
-  previous: LedgerEntry | undefined,
-  state: Exclude<LedgerState, 'started'>,
-  now: number,
-  detail?: string,
-): LedgerEntry {
-  const entry: LedgerEntry = { state, at: now, tries: previous?.tries ?? 0 };
-  if (detail !== undefined) entry.detail = detail;
-  return entry;
 }
 
 /**

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { type LedgerEntry, parseLedgerEntry } from '../../../../src/worker/exactly-once/action-ledger.js';
-import { begin, decide, ended } from '../../../../src/worker/exactly-once/action-life.js';
+import {
+  begin,
+  decide,
+  ended,
+  type LedgerEntry,
+  parseLedgerEntry,
+} from '../../../../src/worker/exactly-once/action-ledger.js';
 
 describe('action ledger state machine', () => {
   it.each<[string, LedgerEntry | undefined, ReturnType<typeof decide>]>([
@@ -79,8 +84,8 @@ describe('action ledger state machine', () => {
 
 describe('action ledger edges', () => {
   it('finishes an action that was never begun (a skip) with no tries and no detail', () => {
-    expect(finish(undefined, 'skipped', 300)).toEqual({ state: 'skipped', at: 300, tries: 0 });
-    expect(finish(undefined, 'skipped', 300, 'window closed')).toEqual({
+    expect(ended(undefined, 'skipped', 300)).toEqual({ state: 'skipped', at: 300, tries: 0 });
+    expect(ended(undefined, 'skipped', 300, 'window closed')).toEqual({
       state: 'skipped',
       at: 300,
       tries: 0,
@@ -131,6 +136,6 @@ describe('action ledger entries carry no empty keys', () => {
     expect(Object.keys(decide({ state: 'started', at: 9, tries: 1 }))).toEqual(['kind', 'startedAt']);
     expect(Object.keys(begin(undefined, 100, { after: 3 }))).toEqual(['state', 'at', 'tries', 'after']);
     expect(Object.keys(begin(undefined, 100, {}))).toEqual(['state', 'at', 'tries']);
-    expect(Object.keys(finish(undefined, 'done', 100))).toEqual(['state', 'at', 'tries']);
+    expect(Object.keys(ended(undefined, 'done', 100))).toEqual(['state', 'at', 'tries']);
   });
 });
