@@ -1,4 +1,6 @@
 import type { z } from 'zod';
+import type { Customer } from '../base/customer-match.js';
+import { customerIn } from '../base/customer-match.js';
 import { ConversationEventSchema } from '../events/conversation-event.js';
 import { BatchedEventSchema } from '../queue/event-job.js';
 import type { KeyLayout } from '../queue/key-layout.js';
@@ -7,7 +9,7 @@ import type { RedisClient } from '../redis/redis-client.js';
 import { checkEveryNode } from './check-every-node.js';
 import { eraseEntries } from './global-stores.js';
 import { parseJson } from './job-data.js';
-import { type Customer, customerIn, customerInEvent, customerNeedles } from './needles.js';
+import { customerInEvent, customerNeedles } from './needles.js';
 import { findInHash, findJobs } from './scan-stores.js';
 
 /**

@@ -5,6 +5,7 @@ import { defineRedisScript } from '../../redis/redis-script.js';
 import { BURST_LUA, type BurstArg, type BurstRule } from '../bursts/burst-store.js';
 import { type StoredFacts, toStoredFacts, withCustomerMessage } from '../conversation-facts.js';
 import { echoProbe, RunState } from '../exactly-once/execute-actions.js';
+import type { Plan } from '../ports.js';
 import type { StoreTtls } from '../store-ttls.js';
 import { GATE_LUA, type GateDecision } from './order-gate.js';
 
@@ -111,6 +112,8 @@ export interface PreparedEvent {
   /** The event reports a message the bridge sent itself (exactly-once/own-sends.ts): no rule runs for it. */
   ownSend: boolean;
   state: RunState;
+  /** What the rules said when this run froze the plan (plan-event.ts; absent when read back), for the story. */
+  evaluated?: Plan;
 }
 
 export type PrepareOutcome = PreparedEvent | { gate: Exclude<GateDecision, { kind: 'go' }> };

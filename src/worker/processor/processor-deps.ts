@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { WorkerSettings } from '../../config/config-schema.js';
 import type { BridgeKeys } from '../../queue/redis-keys.js';
 import type { RedisClient } from '../../redis/redis-client.js';
+import type { StoryWriter } from '../../story/story-writer.js';
 import type { PlatformErrorClassifier } from '../failures/classify-failure.js';
 import type { FailurePolicyDeps } from '../failures/job-failure-policy.js';
 import type {
@@ -55,6 +56,8 @@ export interface EventProcessorDeps {
   recorder?: EventRecorder;
   /** Evaluates the shadow rules beside the plan, when the business has them. */
   shadow?: ShadowObserver;
+  /** The conversations' stories (`story:`): their part of each finish step. */
+  story?: StoryWriter;
 }
 
 /**

@@ -87,6 +87,17 @@ export async function runEvent(
     ...expiredTagFields(facts, deps.now().getTime()),
     ...prepared.state.takeConversationRemovals(),
   ];
+  // The conversation's story goes with the same script (no command of its own).
+  const story = deps.story?.forEvent(deps.keys, {
+    event,
+    plan,
+    evaluated: prepared.evaluated,
+    reports,
+    cancelledTimers,
+    lastCustomerMessageAt: facts.lastCustomerMessageAt,
+    rules,
+    ownSend: prepared.ownSend,
+  });
   await leaveOrder(
     deps,
     event,
@@ -95,6 +106,7 @@ export async function runEvent(
     prepared.state.takeConversationFields(),
     stale,
     prepared.newConversation ? deps.ttls.conversationSeconds : 0,
+    story,
   );
   if (log.isLevelEnabled('debug')) log.debug({ actions: reports.length }, 'event processed');
   return {
