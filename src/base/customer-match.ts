@@ -99,7 +99,9 @@ export function customersIn(text: string | null | undefined): Customer[] {
   const found: Customer[] = [];
   if (text.includes('@')) {
     for (const match of text.matchAll(EMAIL_IN_TEXT)) {
-      found.push({ kind: 'email', written: match[0], address: match[0].toLowerCase() });
+      // The full stop that ends a sentence is not part of the address.
+      const written = match[0].replace(/\.+$/, '');
+      found.push({ kind: 'email', written, address: written.toLowerCase() });
     }
   }
   for (const match of text.matchAll(PHONE_IN_TEXT)) {
