@@ -97,6 +97,10 @@ export interface EventStoryInput {
   /** Runs of the event it took, this one included. */
   attempts: number;
   ownSend: boolean;
+  /** The event was dead-lettered (its last run failed for good): why. */
+  deadLettered?: string;
+  /** The id a timer action of this run gets (worker/timers timerIdFor); its action id when not given. */
+  timerIdOf?: (actionId: string) => string;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -169,13 +173,33 @@ export function buildEventStory(input: EventStoryInput, settings: StorySettings)
     addStat(write, STATS_FIELDS.repliesBlocked, input.blockedAtPlanning ?? 0);
   }
   addActions(input, entries, write, outcomes, at);
+  if (input.deadLettered !== undefined) {
+    // The action whose call threw is not reported (only refusals are): the event's entry says it.
+    if (!input.reports.some((report) => report.state === 'failed')) {
+      entries.push({
+        kind: 'action',
+        at,
+        eventKey,
+        id: '',
+        type: 'event',
+        rule: '',
+        outcome: 'dead_lettered',
+        reason: 'the event was dead-lettered after its last attempt',
+        attempts: input.attempts,
+        error: input.deadLettered,
+      });
+    }
+    outcomes.add('dead_letter');
+    addStat(write, STATS_FIELDS.deadLetters, 1);
+  }
   for (const timerId of input.cancelledTimers) {
     entries.push({
       kind: 'timer',
       at,
       eventKey,
       timerId,
-      rule: ruleOfTimer(timerId),
+      // A cancelled timer is known by its id only (its registration names no rule): see its pending entry.
+      rule: '',
       state: 'cancelled',
       due: null,
       by: event.kind,
@@ -196,13 +220,6 @@ export function buildEventStory(input: EventStoryInput, settings: StorySettings)
 
 function addStat(write: StoryWrite, field: string, n: number): void {
   write.stats[field] = (write.stats[field] ?? 0) + n;
-}
-
-/** A timer's rule from its id (`<event key>|<action id>`, the action id `<rule>#<n>`), best effort. */
-function ruleOfTimer(timerId: string): string {
-  const action = timerId.slice(timerId.lastIndexOf('|') + 1);
-  const hash = action.indexOf('#');
-  return hash === -1 ? action : action.slice(0, hash);
 }
 
 function addCustomer(event: ConversationEvent, write: StoryWrite, settings: StorySettings): void {
@@ -279,7 +296,7 @@ function addActions(
       outcome,
       reason: report.detail ?? null,
       attempts: input.attempts,
-      error: report.state === 'failed' ? (report.detail ?? null) : null,
+      error: report.state === 'failed' ? (report.detail ?? input.deadLettered ?? null) : null,
     });
     if (isWindowSkip(report)) {
       outcomes.add('reply_blocked');
@@ -294,19 +311,20 @@ function addActions(
       write.escalated = true;
     }
     const action = planned.get(report.id);
-    if (action) addActionEffects(action, input.now, entries, write, eventKey, at);
+    if (action) addActionEffects(action, input, entries, write, at);
   }
 }
 
 /** What a done action leaves in the conversation: tags set or removed, a timer pending. */
 function addActionEffects(
   action: PlannedAction,
-  now: number,
+  input: Pick<EventStoryInput, 'now' | 'event' | 'timerIdOf'>,
   entries: StoryEntry[],
   write: StoryWrite,
-  eventKey: string,
   at: string,
 ): void {
+  const { now } = input;
+  const eventKey = input.event.key;
   if (action.type === 'tag') {
     const until =
       action.expiresAt !== undefined
@@ -331,11 +349,49 @@ function addActionEffects(
       kind: 'timer',
       at,
       eventKey,
-      timerId: action.id,
+      timerId: input.timerIdOf?.(action.id) ?? action.id,
       rule: action.rule,
       state: 'pending',
       due,
       by,
     });
   }
+}
+
+/** What a fired timer's finish step knows. */
+export interface TimerStoryInput {
+  /** The event that set it. */
+  event: ConversationEvent;
+  timerId: string;
+  /** The rule that set it. */
+  rule: string;
+  now: number;
+  actions: readonly PlannedAction[];
+  reports: EventStoryInput['reports'];
+}
+
+/** The story of a fired timer: it fired, and what its actions did. */
+export function buildTimerStory(input: TimerStoryInput): StoryWrite {
+  const at = iso(input.now);
+  const entries: StoryEntry[] = [
+    { kind: 'timer', at, timerId: input.timerId, rule: input.rule, state: 'fired', due: at, by: null },
+  ];
+  const write: StoryWrite = {
+    entries: [],
+    terms: [],
+    metaSet: {},
+    metaDel: [],
+    stats: {},
+    escalated: false,
+    agentReply: false,
+  };
+  const outcomes = new Set<StoryOutcome>();
+  const actionsInput = { ...input, attempts: 1 } as unknown as EventStoryInput;
+  addActions(actionsInput, entries, write, outcomes, at);
+  for (const outcome of outcomes) {
+    write.metaSet[`${META_FIELDS.outcome}${outcome}`] = '1';
+    write.terms.push(outcomeTerm(outcome));
+  }
+  write.entries = entries.map((entry) => JSON.stringify(entry));
+  return write;
 }

@@ -141,3 +141,9 @@ export function storyScriptInput(
     ],
   };
 }
+
+/** write_story on its own, for a finish step that is a MULTI (a fired timer's): one EVAL in it. */
+export const STORY_ALONE_LUA = `${STORY_LUA}
+write_story(1, 1)
+return 1
+`;

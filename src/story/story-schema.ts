@@ -55,9 +55,9 @@ export type ActionOutcome = (typeof ACTION_OUTCOMES)[number];
 export const StoryActionEntrySchema = z.object({
   kind: z.literal('action'),
   ...entryBase,
-  /** The action's id in the plan (`rule#index`). */
+  /** The action's id in the plan (`rule#index`); '' for the event as a whole (a dead letter whose failing action is not known). */
   id: z.string(),
-  /** note, reply, need_human, forward, tag, untag, timer. */
+  /** note, reply, need_human, forward, tag, untag, timer; `event` for the event as a whole. */
   type: z.string(),
   rule: z.string(),
   outcome: z.enum(ACTION_OUTCOMES),

@@ -2,7 +2,12 @@ import type { RetentionSettings, StorySettings } from '../config/config-schema.j
 import type { ConversationEvent } from '../events/conversation-event.js';
 import type { BridgeKeys } from '../queue/redis-keys.js';
 import type { PlannedAction, RuleOutcome } from '../rules/plan.js';
-import { buildEventStory, type EventStoryInput } from './build-story-write.js';
+import {
+  buildEventStory,
+  buildTimerStory,
+  type EventStoryInput,
+  type TimerStoryInput,
+} from './build-story-write.js';
 import { NO_STORY, type StoryScriptInput, storyScriptInput } from './story-lua.js';
 
 /** What the worker holds when an event's run finishes (structural: the story imports nothing of the worker). */
@@ -33,6 +38,13 @@ export interface FinishedEvent {
  */
 export interface StoryWriter {
   forEvent(keys: BridgeKeys, finished: FinishedEvent): StoryScriptInput;
+  /** An event dead-lettered: what its actions did, and why it failed for good. */
+  forDeadLetter(
+    keys: BridgeKeys,
+    failed: { event: ConversationEvent; reports: FinishedEvent['reports']; attempts: number; error: string },
+  ): StoryScriptInput;
+  /** A timer that fired, and what its actions did. */
+  forTimer(keys: BridgeKeys, conversationId: string, fired: Omit<TimerStoryInput, 'now'>): StoryScriptInput;
 }
 
 /** The writer; a writer that writes nothing when `story.enabled` is off. */
@@ -40,8 +52,17 @@ export function createStoryWriter(
   settings: StorySettings,
   retention: Pick<RetentionSettings, 'storiesMs'>,
   now: () => number = Date.now,
+  /** The id the worker gives a timer an action of a run (scope: the event's key) sets. */
+  timerIdFor?: (scope: string, actionId: string) => string,
 ): StoryWriter {
-  if (!settings.enabled) return { forEvent: () => NO_STORY };
+  const options = (at: number, events: number) => ({
+    now: at,
+    ttlMs: retention.storiesMs,
+    maxEntries: settings.maxEntries,
+    events,
+  });
+  if (!settings.enabled)
+    return { forEvent: () => NO_STORY, forDeadLetter: () => NO_STORY, forTimer: () => NO_STORY };
   return {
     forEvent(keys, finished) {
       const at = now();
@@ -72,15 +93,37 @@ export function createStoryWriter(
           windowOpenUntil: window.open ? window.closesAt : null,
           attempts: finished.attempts ?? 1,
           ownSend: finished.ownSend,
+          ...(timerIdFor ? { timerIdOf: (id: string) => timerIdFor(event.key, id) } : {}),
         },
         settings,
       );
-      return storyScriptInput(keys, conversationId, write, {
-        now: at,
-        ttlMs: retention.storiesMs,
-        maxEntries: settings.maxEntries,
-        events: 1,
-      });
+      return storyScriptInput(keys, conversationId, write, options(at, 1));
+    },
+    forDeadLetter(keys, failed) {
+      const at = now();
+      const conversationId = failed.event.conversationId ?? '';
+      if (conversationId === '') return NO_STORY;
+      const write = buildEventStory(
+        {
+          event: failed.event,
+          now: at,
+          actions: [],
+          matched: [],
+          reports: failed.reports,
+          cancelledTimers: [],
+          windowApplies: false,
+          windowOpenUntil: null,
+          attempts: failed.attempts,
+          ownSend: false,
+          deadLettered: failed.error,
+        },
+        settings,
+      );
+      return storyScriptInput(keys, conversationId, write, options(at, 1));
+    },
+    forTimer(keys, conversationId, fired) {
+      const at = now();
+      return storyScriptInput(keys, conversationId, buildTimerStory({ ...fired, now: at }), options(at, 0));
     },
   };
 }

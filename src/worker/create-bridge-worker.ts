@@ -35,6 +35,7 @@ import { createEventSlots } from './processor/event-slots.js';
 import { type RetentionSweep, startRetentionSweep } from './retention-sweep.js';
 import type { ShadowCandidate } from './shadow/shadow-observer.js';
 import { storeTtls } from './store-ttls.js';
+import { timerIdFor } from './timers/timers.js';
 
 interface CommonWorkerOptions {
   /** One Redis by URL, or `topology` (Sentinel, Cluster) instead. */
@@ -152,8 +153,11 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
     ttls: storeTtls(retention),
     log,
   };
-  shared.story = createStoryWriter(options.story ?? parseStorySettings(), retention, () =>
-    shared.now().getTime(),
+  shared.story = createStoryWriter(
+    options.story ?? parseStorySettings(),
+    retention,
+    () => shared.now().getTime(),
+    timerIdFor,
   );
   const metrics = options.metrics ?? (options.registry ? createWorkerMetrics(options.registry) : undefined);
   const held = new HeldJobs(connections.commands, layout.global, queues, log);

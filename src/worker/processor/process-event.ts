@@ -364,6 +364,13 @@ async function settleFailedRuns(batch: EventBatch, runFailures: readonly EventRu
           deps.ttls.deadLetterRunSeconds,
           {},
           [],
+          0,
+          deps.story?.forDeadLetter(deps.keys, {
+            event,
+            reports: failed.actions,
+            attempts: tries,
+            error: failure.message,
+          }),
         ),
     });
     batch.deadLettered += 1;

@@ -94,7 +94,20 @@ export async function processTimerJob(
       actions,
     );
     await state.flush();
-    await release(0);
+    await releaseTimer(
+      deps.redis,
+      deps.keys,
+      data.conversationId,
+      data.timerId,
+      0,
+      deps.story?.forTimer(deps.keys, data.conversationId, {
+        event: data.event,
+        timerId: data.timerId,
+        rule: data.rule,
+        actions: data.actions,
+        reports,
+      }),
+    );
     log.info({ actions: reports.length }, 'timer fired');
     return { timerId: data.timerId, state: 'fired', actions: reports };
   } catch (error) {

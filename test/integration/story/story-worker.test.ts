@@ -34,6 +34,17 @@ rules:
     on: message_in
     if: { text: { any_keywords: [ katalog, refund ] } }
     then: [ { note: "catalog" } ]
+  - name: broken
+    on: message_in
+    if: { text: { any_keywords: [ rusak ] } }
+    then: [ { note: "fails" } ]
+  - name: remind
+    on: message_in
+    if: { text: { any_keywords: [ tunggu, nanti ] } }
+    then:
+      - after: 300ms
+        unless: agent_reply
+        then: [ { note: "reminder" } ]
 `;
 
 describe("the conversation's story (real worker, real Redis)", () => {
@@ -64,6 +75,7 @@ describe("the conversation's story (real worker, real Redis)", () => {
     layout = createKeyLayout({ prefix, shards: 1, tagged: false });
     const platform: PlatformPort = {
       async addNote(conversationId, note) {
+        if (note === 'fails') throw new Error('the platform refused the note');
         notes.push(`${conversationId}: ${note}`);
         return {};
       },
@@ -184,6 +196,58 @@ describe("the conversation's story (real worker, real Redis)", () => {
     const third = await reader.search('default', { rule: 'catalog' }, { limit: 2, cursor: second.cursor });
     expect(third.conversations.map((c) => c.conversation)).toEqual(['P0']);
     expect(third.cursor).toBeNull();
+  });
+
+  it('a dead letter, a timer that fired and one an agent reply cancelled are in the story', async () => {
+    await start();
+    await ingest([
+      makeEvent({ conversationId: 'D1', text: 'barang rusak' }),
+      makeEvent({ conversationId: 'T1', text: 'tunggu ya' }),
+      makeEvent({ conversationId: 'T2', text: 'nanti ya' }),
+    ]);
+    await finished('T2');
+    await ingest([
+      makeEvent({ conversationId: 'T2', kind: 'agent_reply', name: 'agent.message_out', text: 'ok' }),
+    ]);
+    await waitFor(() => notes.includes('T1: reminder'), { timeoutMs: 15_000, what: "T1's reminder" });
+    await waitFor(
+      async () => (await reader.story('default', 'D1'))?.outcomes.includes('dead_letter') === true,
+      {
+        timeoutMs: 15_000,
+        what: "D1's dead letter in its story",
+      },
+    );
+    const dead = await reader.story('default', 'D1');
+    expect(dead?.entries.find((e) => e.kind === 'action')).toMatchObject({
+      outcome: 'dead_lettered',
+      attempts: 2,
+      error: 'the platform refused the note',
+    });
+    const ids = async (query: Parameters<StoryReader['search']>[1]) =>
+      (await reader.search('default', query, { limit: 10 })).conversations.map((c) => c.conversation);
+    expect(await ids({ outcome: 'dead_letter' })).toEqual(['D1']);
+
+    await waitFor(
+      async () =>
+        (await reader.story('default', 'T1'))?.entries.some(
+          (e) => e.kind === 'timer' && e.state === 'fired',
+        ) === true,
+      {
+        timeoutMs: 15_000,
+        what: "T1's timer fired in its story",
+      },
+    );
+    const fired = (await reader.story('default', 'T1'))?.entries.filter((e) => e.kind === 'timer');
+    expect(fired?.map((e) => (e.kind === 'timer' ? e.state : ''))).toEqual(['pending', 'fired']);
+    // One timer: the pending entry and the fired one name the same id.
+    expect(new Set(fired?.map((e) => (e.kind === 'timer' ? e.timerId : ''))).size).toBe(1);
+    const cancelled = (await reader.story('default', 'T2'))?.entries.filter((e) => e.kind === 'timer');
+    expect(cancelled?.map((e) => (e.kind === 'timer' ? [e.state, e.by] : []))).toEqual([
+      ['pending', 'cancelled by agent_reply'],
+      ['cancelled', 'agent_reply'],
+    ]);
+    const stats = await reader.stats('default', Date.now() - 3_600_000);
+    expect(stats.deadLetters).toBe(1);
   });
 
   it('writes nothing when story.enabled is off', async () => {
