@@ -196,7 +196,9 @@ async function shardCandidates(
   }
   const [driver, ...rest] = filters;
   // Without terms: the index, a page at a time (conversations of one ms may share the cursor's score).
-  const count = driver === undefined ? want + 100 : MAX_TERM_CANDIDATES;
+  // A single term with nothing to check after it needs only a page too.
+  const alone = rest.length === 0 && plan.tag === null;
+  const count = driver === undefined || alone ? want + 100 : MAX_TERM_CANDIDATES;
   add(await termMembers(redis, driver ?? keys.storyIndex, range, count));
   return inEvery(
     redis,
