@@ -36,6 +36,9 @@ export const LAYERS: readonly (readonly string[])[] = [
   // The queue's key layout and jobs, then the adapters on either side of it, and the admin surface
   // (its guard, headers and bull-board) beside them.
   ['queue'],
+  // The conversations' stories (what the bridge did, to whom and why): written by the worker's
+  // finish step, read by the admin API, erased by privacy.
+  ['story'],
   ['receive', 'worker', 'forward', 'admin'],
   // What is built on the worker's pieces: recorded events and backtests, then rule tests.
   ['record'],

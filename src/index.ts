@@ -124,3 +124,22 @@ export type { RuleTestFile } from './rules-test/rules-test-schema.js';
 export { RuleTestFileSchema, rulesTestJsonSchema } from './rules-test/rules-test-schema.js';
 export type { CaseResult, FileResult } from './rules-test/run-rule-tests.js';
 export { runRuleTestFile } from './rules-test/run-rule-tests.js';
+export type { StoryReader, StoryReaderOptions } from './story/story-reader.js';
+export { createStoryReader, StoryQueryError } from './story/story-reader.js';
+export type {
+  ConversationSummary,
+  SearchPage,
+  Stats,
+  StatsHour,
+  Story,
+  StoryEntry,
+  StoryQuery,
+} from './story/story-schema.js';
+export {
+  ConversationSummarySchema,
+  SearchPageSchema,
+  StatsSchema,
+  StoryEntrySchema,
+  StoryQuerySchema,
+  StorySchema,
+} from './story/story-schema.js';

@@ -111,6 +111,7 @@ export function composeWorker(
     businesses: businesses.map((setup) => compose(setup).business),
     settings: shared.worker,
     retention: shared.retention,
+    story: shared.story,
     logger: options.logger,
     ...(metrics ? { metrics } : {}),
     ...(options.now ? { now: options.now } : {}),

@@ -426,7 +426,7 @@ function watchRules(
       );
       if (sharedSettingsChanged(config, next.config)) {
         log.warn(
-          'receiver, redis, retention or admin settings changed too: they take effect after a restart',
+          'receiver, redis, retention, story or admin settings changed too: they take effect after a restart',
         );
       }
     },
@@ -462,6 +462,7 @@ function sharedSettingsChanged(before: BridgeConfig, after: BridgeConfig): boole
     JSON.stringify(receiverOf(after)) !== JSON.stringify(receiverOf(before)) ||
     JSON.stringify(after.redis) !== JSON.stringify(before.redis) ||
     JSON.stringify(after.retention) !== JSON.stringify(before.retention) ||
+    JSON.stringify(after.story) !== JSON.stringify(before.story) ||
     JSON.stringify(after.admin) !== JSON.stringify(before.admin)
   );
 }

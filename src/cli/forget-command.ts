@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { Cluster } from 'ioredis';
+import { type Customer, CustomerQueryError, parseCustomer } from '../base/customer-match.js';
 import { DURATION_HINT, formatDuration, parseDuration } from '../base/duration.js';
 import { describeError } from '../base/errors.js';
 import { checkEveryNode, ForgetUnavailableError } from '../privacy/check-every-node.js';
@@ -10,7 +11,6 @@ import {
   type ForgetResult,
   forgetConversation,
 } from '../privacy/forget-conversation.js';
-import { type Customer, CustomerQueryError, parseCustomer } from '../privacy/needles.js';
 import type { KeyLayout } from '../queue/key-layout.js';
 import { layoutRecordKey, readStoredLayout } from '../queue/layout-record.js';
 import type { RedisClient } from '../redis/redis-client.js';

@@ -570,6 +570,41 @@ const recordSchema = z
     redact: r.redact,
   }));
 
+/** Most entries a conversation's story keeps (the oldest go first). */
+export const MAX_STORY_ENTRIES = 10_000;
+
+/**
+ * `story:`, the conversations' stories (story/): what the bridge did in each conversation, to whom
+ * and why, written by the worker's finish step, searched and read by the operator API. Top level
+ * only; kept `retention.stories`.
+ */
+const storySchema = z
+  .strictObject({
+    enabled: z
+      .boolean()
+      .default(true)
+      .describe(
+        "Keep each conversation's story (events, rules' verdicts, actions and their outcomes, timers, tags, the reply window), its search index and hourly stats in Redis, for the operator API.",
+      ),
+    max_entries: integer(10, MAX_STORY_ENTRIES)
+      .prefault(200)
+      .describe("Entries kept per conversation's story (the oldest go first)."),
+    redact: redactSchema
+      .prefault({})
+      .describe(
+        "What of the customers' texts and names a story keeps (as record.redact). The search index keeps phone numbers, e-mail addresses and names whatever this says: forget erases them.",
+      ),
+  })
+  .transform((s) => ({ enabled: s.enabled, maxEntries: s.max_entries, redact: s.redact }));
+
+/** The `story:` section, validated and with its defaults. */
+export type StorySettings = z.output<typeof storySchema>;
+
+/** Story settings from a partial `story:` section (tests, tools). */
+export function parseStorySettings(section: z.input<typeof storySchema> = {}): StorySettings {
+  return storySchema.parse(section);
+}
+
 /**
  * How long the bridge keeps what it stores: one section, read by the receiver
  * and the worker alike, top level only (the queues, dedupe markers and run state it bounds are
@@ -615,6 +650,9 @@ const retentionSchema = z
       .describe(
         `How long a delivered event is recognised as a duplicate (its dedupe marker), from 1m to 90d; keep it past the platform's redeliveries. Default: ${RETENTION_DEFAULTS.dedupe} (or the old receiver.dedupe_window).`,
       ),
+    stories: keptFor(
+      "The conversations' stories (story.enabled): each story, its search index entries and the hourly stats expire this long after the conversation's last event.",
+    ).prefault('30d'),
     event_stream: integer(0, 1_000_000)
       .prefault(100)
       .describe(
@@ -628,6 +666,7 @@ const retentionSchema = z
       deadLettersMs: r.dead_letters,
       quarantineMs: r.quarantine,
       conversationsMs: r.conversations,
+      storiesMs: r.stories,
       recordedEventsMs: r.recorded_events ?? defaultMs(RETENTION_DEFAULTS.recorded_events),
       dedupeMs: r.dedupe ?? defaultMs(RETENTION_DEFAULTS.dedupe),
       eventStreamMaxLen: r.event_stream,
@@ -732,6 +771,7 @@ export const configSchema = z
     rules: z.array(ruleSchema).default([]),
     record: recordSchema.prefault({}),
     retention: retentionSchema.prefault({}),
+    story: storySchema.prefault({}),
     tracing: tracingSchema.prefault({}),
     shadow: shadowSchema.optional(),
   })
@@ -782,6 +822,7 @@ export const configSchema = z
       recordedEventsMs: c.record.oldMaxAgeMs ?? c.retention.settings.recordedEventsMs,
       dedupeMs: c.receiver.oldDedupeWindowMs ?? c.retention.settings.dedupeMs,
     },
+    story: c.story,
     /** Keys written under an earlier version's name (validate warns about each). */
     oldKeys: oldKeysOf(c),
     tracing: c.tracing,

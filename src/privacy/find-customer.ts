@@ -1,20 +1,23 @@
 import type { z } from 'zod';
+import type { Customer } from '../base/customer-match.js';
+import { customerIn } from '../base/customer-match.js';
 import { jobBusinessField, tagOfJob } from '../events/business-naming.js';
 import { ConversationEventSchema } from '../events/conversation-event.js';
 import { BatchedEventSchema } from '../queue/event-job.js';
 import type { KeyLayout } from '../queue/key-layout.js';
 import { QUEUE_NAMES } from '../queue/redis-keys.js';
 import type { RedisClient } from '../redis/redis-client.js';
+import { storiesOfCustomer } from '../story/forget-story.js';
 import { checkEveryNode } from './check-every-node.js';
 import { eraseEntries } from './global-stores.js';
 import { parseJson } from './job-data.js';
-import { type Customer, customerIn, customerInEvent, customerNeedles } from './needles.js';
+import { customerInEvent, customerNeedles } from './needles.js';
 import { findInHash, findJobs } from './scan-stores.js';
 
 /**
  * `forget --customer`: the conversations whose stored texts or names hold a phone number or an
  * e-mail address, found in every store that keeps texts (queued, failed and kept jobs of every
- * shard, timers, dead letters, recorded events, quarantined bodies). Each store is searched inside
+ * shard, timers, dead letters, recorded events, quarantined bodies, the stories' search index). Each store is searched inside
  * Redis for a coarse match, then every candidate is confirmed on its parsed events.
  */
 export interface CustomerMatches {
@@ -79,6 +82,11 @@ export async function findCustomer(
   for (const id of await findInHash(redis, keys.recordedEntries, needles)) {
     const line = parseJson(await redis.hget(keys.recordedEntries, id));
     if (isObject(line)) collect({ events: [{ event: line.event, ...jobBusinessField(layout.naming) }] });
+  }
+  // The stories' index knows every conversation where the customer wrote the number or address
+  // (also those whose events are gone from every other store).
+  for (const shard of layout.all) {
+    for (const id of await storiesOfCustomer(redis, shard.keys, customer)) found.add(id);
   }
   const quarantineIds: string[] = [];
   for (const id of await findInHash(redis, keys.quarantineEntries, needles)) {

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ConvoBridgeError } from '../base/errors.js';
 import type { KeyLayout } from '../queue/key-layout.js';
 import type { RedisClient } from '../redis/redis-client.js';
+import { forgetStory } from '../story/forget-story.js';
 import { checkEveryNode } from './check-every-node.js';
 import {
   forgetDeadLetters,
@@ -29,6 +30,7 @@ export const FORGET_STORES = [
   'quarantined bodies',
   'recorded events',
   'shadow differences',
+  'story',
 ] as const;
 export type ForgetStore = (typeof FORGET_STORES)[number];
 
@@ -70,7 +72,8 @@ export class ForgetBusyError extends ConvoBridgeError {
  * jobs go, and with their registrations gone they could not fire anyway), the data of its jobs in
  * every state (batches shared with other conversations are rewritten without its events), BullMQ's
  * event-log entries naming it, the kept run state of its dead-lettered events, its dead letters,
- * quarantined bodies, recorded events and shadow rules differences.
+ * quarantined bodies, recorded events and shadow rules differences, and its story with its search
+ * index entries.
  *
  * Safe while the bridge runs: an event of the conversation that is still queued or running is
  * finished first. forget waits (up to `waitMs`) until none is left, then erases the state in one
@@ -119,6 +122,8 @@ export async function forgetConversation(
     const state = await eraseConversationState(redis, shard, conversationId, true);
     if (state.kind === 'done') erased['conversation state'] = state.keys;
   }
+  // Its story, summary and search index entries (story/), in its shard's slot.
+  erased.story = await forgetStory(redis, shard.keys, conversationId, dryRun);
 
   // 2. Its jobs, their event log, dead letters, and the run state those kept for a replay.
   const eventKeys: string[] = [];

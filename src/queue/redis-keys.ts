@@ -109,6 +109,23 @@ export function bridgeKeys(
      * cooldowns (`C:<rule>`), pending timers (`T:<timer id>`) and recently sent texts (`R:<hash>`).
      */
     conversation: (conversationId: string) => `${pb}:conv:${conversationHash(conversationId)}`,
+    /**
+     * The conversation's story (story/): its last entries (a capped list of JSON entries), what
+     * is known of it for search and the summary (a hash: the id, the customer's name, phones and
+     * e-mails, rules matched, outcomes, tags, the index keys it is in), in the conversation's slot.
+     */
+    story: (conversationId: string) => `${pb}:story:${conversationHash(conversationId)}`,
+    storyMeta: (conversationId: string) => `${pb}:story:meta:${conversationHash(conversationId)}`,
+    /** The shard's stories by last activity (conversation id -> ms), for listing and time bounds. */
+    storyIndex: `${pb}:story:index`,
+    /**
+     * One search term's conversations (conversation id -> last activity ms): a phone number's last
+     * digits, an e-mail address, a word of a name, a tag, a rule, an outcome. Hashed: no customer
+     * data in key names.
+     */
+    storyTerm: (term: string) => `${pb}:story:term:${sha(term, 32)}`,
+    /** The counts of one hour (`<hours since 1970>`) of the shard's events: the stats' buckets. */
+    storyStats: (hour: number) => `${pb}:story:stats:${hour}`,
     /** The state of one event's run: its frozen plan (`plan`) and action ledger (`a:<action id>`). */
     run: (eventKey: string) => `${p}:run:${sha(eventKey)}`,
     /** Quarantine entries (hash id -> JSON entry), indexed and bounded by `quarantine` (a zset by time). */

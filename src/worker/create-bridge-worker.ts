@@ -4,7 +4,9 @@ import type { Registry } from 'prom-client';
 import { settleWithin } from '../base/settle-within.js';
 import {
   parseRetentionSettings,
+  parseStorySettings,
   type RetentionSettings,
+  type StorySettings,
   type WorkerSettings,
 } from '../config/config-schema.js';
 import { SINGLE_BUSINESS_ID, SINGLE_BUSINESS_NAMING } from '../events/business-naming.js';
@@ -15,6 +17,7 @@ import { type BridgeKeys, QUEUE_NAMES } from '../queue/redis-keys.js';
 import { closeConnection } from '../redis/close-connection.js';
 import type { RedisClient } from '../redis/redis-client.js';
 import { type RedisTopology, singleRedis } from '../redis/redis-connection.js';
+import { createStoryWriter } from '../story/story-writer.js';
 import { createShardWorkers } from './adapters/bullmq-workers.js';
 import { WorkerConnections } from './adapters/worker-connections.js';
 import { type BusinessWorkerMetrics, createWorkerMetrics } from './adapters/worker-metrics.js';
@@ -32,6 +35,7 @@ import { createEventSlots } from './processor/event-slots.js';
 import { type RetentionSweep, startRetentionSweep } from './retention-sweep.js';
 import type { ShadowCandidate } from './shadow/shadow-observer.js';
 import { storeTtls } from './store-ttls.js';
+import { timerIdFor } from './timers/timers.js';
 
 interface CommonWorkerOptions {
   /** One Redis by URL, or `topology` (Sentinel, Cluster) instead. */
@@ -51,6 +55,8 @@ interface CommonWorkerOptions {
    * keys the runs write.
    */
   retention?: RetentionSettings;
+  /** The config's `story:` section as validated (default: the schema's, stories on). */
+  story?: StorySettings;
   logger?: Logger;
   registry?: Registry;
   /** Metrics labelled by business (default: registered on `registry`, when given). */
@@ -147,6 +153,12 @@ export function createBridgeWorker(options: BridgeWorkerOptions): BridgeWorker {
     ttls: storeTtls(retention),
     log,
   };
+  shared.story = createStoryWriter(
+    options.story ?? parseStorySettings(),
+    retention,
+    () => shared.now().getTime(),
+    timerIdFor,
+  );
   const metrics = options.metrics ?? (options.registry ? createWorkerMetrics(options.registry) : undefined);
   const held = new HeldJobs(connections.commands, layout.global, queues, log);
   const table = new BusinessTable(shared, metrics, businessesOf(options), held);

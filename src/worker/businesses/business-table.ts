@@ -4,6 +4,7 @@ import type { WorkerSettings } from '../../config/config-schema.js';
 import { SINGLE_BUSINESS_ID, tagOfJob } from '../../events/business-naming.js';
 import type { KeyLayout } from '../../queue/key-layout.js';
 import type { RedisClient } from '../../redis/redis-client.js';
+import type { StoryWriter } from '../../story/story-writer.js';
 import type { BusinessWorkerMetrics, WorkerMetrics } from '../adapters/worker-metrics.js';
 import type { PauseReason } from '../failures/job-failure-policy.js';
 import { BusinessPaused } from '../failures/job-failure-policy.js';
@@ -44,6 +45,8 @@ export interface SharedWorkerParts {
   /** The expiries of the keys the runs write (from `retention:`). */
   ttls: StoreTtls;
   log: Logger;
+  /** The conversations' stories' part of the finish steps (`story:`). */
+  story?: StoryWriter;
 }
 
 /** One business's processor contexts (one per consumed shard) and its gate. */
@@ -267,6 +270,7 @@ export class BusinessTable {
       log,
       ...(recorder ? { recorder } : {}),
       ...(shadow ? { shadow } : {}),
+      ...(shared.story ? { story: shared.story } : {}),
     };
     const actionsOf = (timers: ProcessorPorts['actions']['timers']): ProcessorPorts['actions'] => ({
       platform: business.platform,

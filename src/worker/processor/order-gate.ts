@@ -1,6 +1,7 @@
 import type { ConversationEvent } from '../../events/conversation-event.js';
 import type { RedisClient } from '../../redis/redis-client.js';
 import { defineRedisScript } from '../../redis/redis-script.js';
+import { NO_STORY, STORY_LUA, type StoryScriptInput } from '../../story/story-lua.js';
 import type { StorePort } from './processor-deps.js';
 
 /**
@@ -90,29 +91,31 @@ export function memberJobId(member: string): string {
  * gets what the run learnt (sent texts, once-marks, cooldowns, tags) minus stale sent-text marks,
  * expired tags and the run's untags; the run's own state (plan, ledger) is deleted or, for a dead
  * letter, kept for a replay.
- * KEYS: order zset, conversation hash, run hash, delayed zset of the queue.
+ * KEYS: order zset, conversation hash, run hash, delayed zset of the queue, then the story's
+ * (story/story-lua.ts).
  * ARGV: member, run ttl seconds (0: delete the run's state), conversation ttl seconds (0: leave
  * it; else given to the hash, never shortening it, so that a timer this run set keeps its
- * registration until it is due), number of fields to set, then the fields and values, then the
- * fields to delete.
+ * registration until it is due), number of fields to set, number of fields to delete, then the
+ * fields and values, then the fields to delete, then the story's.
  * Returns the new head ('' when none) and whether its job is parked in the delayed set.
  */
-const LEAVE_LUA = `
+const LEAVE_LUA = `${STORY_LUA}
 redis.call('ZREM', KEYS[1], ARGV[1])
-local nset = tonumber(ARGV[4])
+local nset, ndel = tonumber(ARGV[4]), tonumber(ARGV[5])
 if nset > 0 then
   local args = {}
-  for i = 5, 4 + 2 * nset do args[#args + 1] = ARGV[i] end
+  for i = 6, 5 + 2 * nset do args[#args + 1] = ARGV[i] end
   redis.call('HSET', KEYS[2], unpack(args))
 end
-if #ARGV > 4 + 2 * nset then
+if ndel > 0 then
   local dels = {}
-  for i = 5 + 2 * nset, #ARGV do dels[#dels + 1] = ARGV[i] end
+  for i = 6 + 2 * nset, 5 + 2 * nset + ndel do dels[#dels + 1] = ARGV[i] end
   redis.call('HDEL', KEYS[2], unpack(dels))
 end
 local ttl = tonumber(ARGV[3]) * 1000
 if ttl > 0 and redis.call('PTTL', KEYS[2]) < ttl then redis.call('PEXPIRE', KEYS[2], ttl) end
 if tonumber(ARGV[2]) > 0 then redis.call('EXPIRE', KEYS[3], ARGV[2]) else redis.call('DEL', KEYS[3]) end
+write_story(5, 6 + 2 * nset + ndel)
 local head = redis.call('ZRANGE', KEYS[1], 0, 0)[1]
 if not head then return {'', 0} end
 local bar = string.find(head, '|', 1, true)
@@ -120,7 +123,7 @@ local owner = bar and string.sub(head, 1, bar - 1) or head
 if redis.call('ZSCORE', KEYS[4], owner) then return {head, 1} end
 return {head, 0}
 `;
-const leaveScript = defineRedisScript<[string, number]>('OrderLeave', 4, LEAVE_LUA);
+const leaveScript = defineRedisScript<[string, number]>('OrderLeave', 'any', LEAVE_LUA);
 
 export interface LeaveInput {
   orderKey: string;
@@ -138,6 +141,8 @@ export interface LeaveInput {
   conversationTtlSeconds: number;
   set: Record<string, string>;
   remove: readonly string[];
+  /** What the conversation's story gets (story/story-lua.ts); NO_STORY when nothing. */
+  story?: StoryScriptInput;
 }
 
 /**
@@ -149,16 +154,19 @@ export async function leaveOrderGate(
   input: LeaveInput,
 ): Promise<{ next: string; parked: boolean } | null> {
   const fields = Object.entries(input.set).flat();
+  const story = input.story ?? NO_STORY;
   const [head, parked] = await leaveScript(
     redis,
-    [input.orderKey, input.conversationKey, input.runKey, input.delayedSet],
+    [input.orderKey, input.conversationKey, input.runKey, input.delayedSet, ...story.keys],
     [
       input.member,
       input.keepRunSeconds,
       input.conversationTtlSeconds,
       fields.length / 2,
+      input.remove.length,
       ...fields,
       ...input.remove,
+      ...story.args,
     ],
   );
   return head === '' ? null : { next: head, parked: parked === 1 };
@@ -176,6 +184,7 @@ export async function leaveOrder(
   set: Record<string, string>,
   remove: readonly string[],
   conversationTtlSeconds = 0,
+  story: StoryScriptInput = NO_STORY,
 ): Promise<void> {
   const c = event.conversationId ?? '';
   const next = await leaveOrderGate(deps.redis, {
@@ -188,6 +197,7 @@ export async function leaveOrder(
     conversationTtlSeconds,
     set,
     remove,
+    story,
   });
   if (next?.parked && memberJobId(next.next) !== memberJobId(me)) {
     await (await deps.eventsQueue.getJob(memberJobId(next.next)))?.promote().catch(() => undefined);

@@ -72,6 +72,7 @@ export async function planEvent(
     };
     if (plan.actions.length > 0) prepared.state.stagePlan(JSON.stringify(plan));
     deps.observe.onPlanFrozen?.(planned);
+    prepared.evaluated = planned;
     // Shadow rules: the candidate's plan from the same facts, compared, never acted on.
     if (evaluated)
       deps.observe.shadow?.observe({ event, facts: evaluated.facts, now: evaluated.now, plan: planned });

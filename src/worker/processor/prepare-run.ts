@@ -6,6 +6,7 @@ import { BURST_LUA, type BurstArg, type BurstRule } from '../bursts/burst-store.
 import { type StoredFacts, toStoredFacts, withCustomerMessage } from '../conversation-facts.js';
 import { echoProbe } from '../exactly-once/own-sends.js';
 import { RunState } from '../exactly-once/run-state.js';
+import type { Plan } from '../ports.js';
 import type { StoreTtls } from '../store-ttls.js';
 import { GATE_LUA, type GateDecision } from './order-gate.js';
 
@@ -112,6 +113,8 @@ export interface PreparedEvent {
   /** The event reports a message the bridge sent itself (exactly-once/own-sends.ts): no rule runs for it. */
   ownSend: boolean;
   state: RunState;
+  /** What the rules said when this run froze the plan (plan-event.ts; absent when read back), for the story. */
+  evaluated?: Plan;
 }
 
 export type PrepareOutcome = PreparedEvent | { gate: Exclude<GateDecision, { kind: 'go' }> };

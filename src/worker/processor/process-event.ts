@@ -365,6 +365,13 @@ async function settleFailedRuns(batch: EventBatch, runFailures: readonly EventRu
           deps.store.ttls.deadLetterRunSeconds,
           {},
           [],
+          0,
+          deps.observe.story?.forDeadLetter(deps.store.keys, {
+            event,
+            reports: failed.actions,
+            attempts: tries,
+            error: failure.message,
+          }),
         ),
     });
     batch.deadLettered += 1;

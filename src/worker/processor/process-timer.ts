@@ -67,7 +67,20 @@ export async function processTimerJob(
     }),
     release: async ({ state }, reports) => {
       await state.flush();
-      await release(0);
+      await releaseTimer(
+        store.redis,
+        store.keys,
+        data.conversationId,
+        data.timerId,
+        0,
+        deps.observe.story?.forTimer(store.keys, data.conversationId, {
+          event: data.event,
+          timerId: data.timerId,
+          rule: data.rule,
+          actions: data.actions,
+          reports,
+        }),
+      );
       log.info({ actions: reports.length }, 'timer fired');
       return { timerId: data.timerId, state: 'fired', actions: reports };
     },

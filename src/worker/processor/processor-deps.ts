@@ -2,6 +2,7 @@ import type { Job, Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type { BridgeKeys } from '../../queue/redis-keys.js';
 import type { RedisClient } from '../../redis/redis-client.js';
+import type { StoryWriter } from '../../story/story-writer.js';
 import type { ActionObserver, ActionPorts, ClockPort } from '../exactly-once/execution-context.js';
 import type { FailurePolicyDeps } from '../failures/job-failure-policy.js';
 import type { EventRecorder, FrozenPlan, Plan, RulesPort } from '../ports.js';
@@ -34,6 +35,8 @@ export interface ObservePort extends ActionObserver {
   recorder?: EventRecorder;
   /** Evaluates the shadow rules beside the plan, when the business has them. */
   shadow?: ShadowObserver;
+  /** The conversations' stories (`story:`): their part of each finish step. */
+  story?: StoryWriter;
 }
 
 /** How a business's jobs share the process and what a failure does to them. */

@@ -3,7 +3,7 @@ import type { BatchedEvent } from '../../queue/event-job.js';
 import { scheduleBursts } from '../bursts/burst-job.js';
 import { staleSentMarks } from '../exactly-once/sent-marks.js';
 import { expiredTagFields } from '../exactly-once/tag-actions.js';
-import type { ActionReport } from '../ports.js';
+import type { ActionReport, FrozenPlan } from '../ports.js';
 import { removeTimerJobs } from '../timers/timers.js';
 import { leaveOrder } from './order-gate.js';
 import { planEvent } from './plan-event.js';
@@ -69,14 +69,14 @@ export async function runEvent(
   // The platform's report of our own send: it is not a human agent's reply (exactly-once/own-sends.ts).
   if (prepared.ownSend)
     log.info({ kind: event.kind }, "the bridge's own message reported back: no rules run");
-  let matched: string[] = [];
+  let frozen: FrozenPlan | undefined;
   return runJob(
     deps,
     {
       load: async () => prepared,
       plan: async () => {
         const plan = await planEvent(event, conversationId, prepared, rules, deps);
-        matched = plan.matched.map((m) => m.rule);
+        frozen = plan;
         // The facts the plan was made with (planning may have learnt from history).
         const run = {
           scope: event.key,
@@ -97,6 +97,19 @@ export async function runEvent(
           ...expiredTagFields(facts, deps.clock.now().getTime()),
           ...state.takeConversationRemovals(),
         ];
+        // The conversation's story goes with the same script (no command of its own).
+        const story =
+          frozen &&
+          deps.observe.story?.forEvent(deps.store.keys, {
+            event,
+            plan: frozen,
+            evaluated: prepared.evaluated,
+            reports,
+            cancelledTimers,
+            lastCustomerMessageAt: facts.lastCustomerMessageAt,
+            rules,
+            ownSend: prepared.ownSend,
+          });
         await leaveOrder(
           deps.store,
           event,
@@ -105,11 +118,12 @@ export async function runEvent(
           state.takeConversationFields(),
           stale,
           prepared.newConversation ? deps.store.ttls.conversationSeconds : 0,
+          story,
         );
         if (log.isLevelEnabled('debug')) log.debug({ actions: reports.length }, 'event processed');
         return {
           eventKey: event.key,
-          matched,
+          matched: frozen?.matched.map((m) => m.rule) ?? [],
           actions: reports,
           cancelledTimers,
           ...(prepared.ownSend ? { ownSend: true as const } : {}),

@@ -7,6 +7,7 @@ import { ConversationEventSchema, EVENT_KINDS } from '../../events/conversation-
 import type { BridgeKeys } from '../../queue/redis-keys.js';
 import type { RedisClient } from '../../redis/redis-client.js';
 import { defineRedisScript } from '../../redis/redis-script.js';
+import { STORY_ALONE_LUA, type StoryScriptInput } from '../../story/story-lua.js';
 import { CONVERSATION_FIELDS, TIMER_REGISTRATION } from '../conversation-facts.js';
 import type { PlannedAction, TimerScheduler } from '../ports.js';
 import { DEFAULT_STORE_TTLS } from '../store-ttls.js';
@@ -156,10 +157,14 @@ export async function releaseTimer(
   conversationId: string,
   timerId: string,
   keepRunSeconds = 0,
+  story?: StoryScriptInput,
 ) {
   const multi = redis.multi().hdel(keys.conversation(conversationId), timerField(timerId));
   if (keepRunSeconds > 0) multi.expire(keys.run(timerId), keepRunSeconds);
   else multi.del(keys.run(timerId));
+  // The story of a fired timer goes with the same transaction (same slot: the conversation's).
+  if (story && story.keys.length > 0)
+    multi.eval(STORY_ALONE_LUA, story.keys.length, ...story.keys, ...story.args);
   await multi.exec();
 }
 

@@ -1,11 +1,11 @@
 import { createServer } from 'node:net';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseCustomer } from '../../../src/base/customer-match.js';
 import { waitFor } from '../../../src/base/wait-for.js';
 import { ForgetUnavailableError } from '../../../src/privacy/check-every-node.js';
 import { findCustomer } from '../../../src/privacy/find-customer.js';
 import { forgetConversation } from '../../../src/privacy/forget-conversation.js';
-import { parseCustomer } from '../../../src/privacy/needles.js';
 import { createKeyLayout } from '../../../src/queue/key-layout.js';
 import { keySlot } from '../../../src/redis/key-slot.js';
 import { type RedisClusterHandle, startRedisCluster } from '../../../tools/redis/redis-topology.js';

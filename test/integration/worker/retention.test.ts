@@ -542,13 +542,27 @@ describe('nothing is left under the prefix but what retention keeps', () => {
       what: 'the job to finish',
     });
     const keys = await keysUnder(w.prefix);
-    const kinds = keys.map((key) => key.slice(w.prefix.length + 1).replace(/:[0-9a-f]{32,}$/, ':<hash>'));
+    const kinds = keys.map((key) =>
+      key
+        .slice(w.prefix.length + 1)
+        .replace(/:[0-9a-f]{32,}$/, ':<hash>')
+        .replace(/:stats:\d+$/, ':stats:<hour>'),
+    );
     // Exactly these of the bridge's own: one more key family left behind fails here.
-    expect(kinds.filter((kind) => kind.startsWith('bridge:'))).toEqual([
+    expect([...new Set(kinds.filter((kind) => kind.startsWith('bridge:')))]).toEqual([
       'bridge:arrival',
       'bridge:conv:<hash>',
       'bridge:dedupe:<hash>',
+      // The conversation's story (story.enabled, on by default): each expires (retention.stories).
+      'bridge:story:<hash>',
+      'bridge:story:index',
+      'bridge:story:meta:<hash>',
+      'bridge:story:stats:<hour>',
+      'bridge:story:term:<hash>',
     ]);
+    for (const key of keys.filter((k) => k.includes(':bridge:story:'))) {
+      expect(await redis.pttl(key), key).toBeGreaterThan(0);
+    }
     // BullMQ's bookkeeping of the two queues, bounded in size, and no job of either.
     const bullmq = kinds.filter((kind) => !kind.startsWith('bridge:'));
     expect(bullmq).toContain('events:events');

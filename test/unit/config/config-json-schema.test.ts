@@ -39,6 +39,7 @@ describe('configJsonSchema', () => {
         'rules',
         'record',
         'retention',
+        'story',
         'tracing',
         'shadow',
         'businesses',

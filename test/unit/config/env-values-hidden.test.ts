@@ -61,7 +61,7 @@ describe('values of secret-looking environment variables never appear in config 
 
   it('leaves the words around a short value alone (only quoted text is rewritten)', () => {
     expect(issuesOf('receiver_port: 1\nworker: { concurrency: "${SHORT_KEY}000" }\n')).toEqual([
-      'env.yaml:6:1: receiver_port: unknown key "receiver_port"; allowed here: platform, receiver, redis, worker, admin, log, timezone, business_hours, channels, reply_window, destinations, rules, record, retention, tracing, shadow',
+      'env.yaml:6:1: receiver_port: unknown key "receiver_port"; allowed here: platform, receiver, redis, worker, admin, log, timezone, business_hours, channels, reply_window, destinations, rules, record, retention, story, tracing, shadow',
       'env.yaml:7:24: worker.concurrency: must be at most 1000',
     ]);
   });

@@ -290,9 +290,15 @@ describe('defaults', () => {
       deadLettersMs: 30 * 86_400_000,
       quarantineMs: 30 * 86_400_000,
       conversationsMs: 30 * 86_400_000,
+      storiesMs: 30 * 86_400_000,
       recordedEventsMs: 7 * 86_400_000,
       dedupeMs: 72 * 3_600_000,
       eventStreamMaxLen: 100,
+    });
+    expect(config.story).toEqual({
+      enabled: true,
+      maxEntries: 200,
+      redact: { texts: false, phones: false, emails: false, cards: false, nationalIds: false },
     });
     expect(config.oldKeys).toEqual([]);
     expect(config.platform.retry).toEqual({

@@ -40,6 +40,7 @@ describe('retention: defaults', () => {
       deadLettersMs: 30 * 86_400_000,
       quarantineMs: 30 * 86_400_000,
       conversationsMs: 30 * 86_400_000,
+      storiesMs: 30 * 86_400_000,
       recordedEventsMs: 7 * 86_400_000,
       dedupeMs: 72 * 3_600_000,
       eventStreamMaxLen: 100,
@@ -131,7 +132,7 @@ describe('retention: refused as written', () => {
       'an unknown key',
       'retention: { completed_jobs: 1h }\n',
       [
-        'r.yaml:6:14: retention.completed_jobs: unknown key "completed_jobs"; allowed here: done_events, failed_events, dead_letters, quarantine, conversations, recorded_events, dedupe, event_stream',
+        'r.yaml:6:14: retention.completed_jobs: unknown key "completed_jobs"; allowed here: done_events, failed_events, dead_letters, quarantine, conversations, recorded_events, dedupe, stories, event_stream',
       ],
     ],
     [

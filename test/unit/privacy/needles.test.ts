@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  conversationNeedles,
-  customerIn,
-  customerNeedles,
-  parseCustomer,
-} from '../../../src/privacy/needles.js';
+import { customerIn, parseCustomer } from '../../../src/base/customer-match.js';
+import { conversationNeedles, customerNeedles } from '../../../src/privacy/needles.js';
 
 describe('parseCustomer', () => {
   it.each([
