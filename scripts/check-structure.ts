@@ -45,6 +45,10 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['rules-test'],
   // Erasure of one conversation's or customer's data across every store.
   ['privacy'],
+  // The operator HTTP API (/api/v1 on the admin surface): it reads and acts through the stores and
+  // operations below it (dead letters, timers, quarantine, forget, stories) and is mounted by the
+  // composition root; the CLI uses its console links.
+  ['api'],
   // The composition root, and the demo that runs whole bridges.
   ['bridge'],
   ['demo'],

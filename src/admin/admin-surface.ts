@@ -8,7 +8,7 @@ import express, {
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { AdminSettings } from '../config/config-schema.js';
-import { createAdminGuard } from './admin-guard.js';
+import { type BearerCheck, createAdminGuard, type RefusalWriter } from './admin-guard.js';
 import { createLoginFailureReport } from './login-failures.js';
 import {
   createLoginThrottle,
@@ -20,14 +20,22 @@ import { adminSecurityHeaders, type CspDirectives, STRICT_CSP } from './security
 /** Where bull-board, the queue dashboard, is served. */
 export const QUEUE_DASHBOARD_PATH = '/admin/queues';
 
+export interface MountOptions {
+  csp?: CspDirectives;
+  bearer?: BearerCheck;
+  refuse?: RefusalWriter;
+}
+
 export interface AdminSurface {
   /** Every admin route, behind the guard; `app.use(surface.router)` serves them. */
   readonly router: Router;
   /**
    * Serves `handler` at `path` behind the one guard (basic auth, the login throttle) and the
-   * security headers, with `csp` when the pages there need more than STRICT_CSP.
+   * security headers, with `csp` when the pages there need more than STRICT_CSP. `bearer` lets
+   * Bearer tokens in too (their failures counted by the same throttle); `refuse` writes the
+   * guard's 401 and 429 bodies in the mount's own shape.
    */
-  mount(path: string, handler: RequestHandler, options?: { csp?: CspDirectives }): void;
+  mount(path: string, handler: RequestHandler, options?: MountOptions): void;
   /** The security headers (STRICT_CSP) for answers outside any mount, e.g. a 404. */
   readonly headers: RequestHandler;
   /** Logs the failed logins counted and not logged yet (a closing bridge). */
@@ -52,11 +60,18 @@ export function createAdminSurface(deps: {
     registry: deps.registry,
     intervalMs: deps.repeatLogIntervalMs,
   });
-  const guard = createAdminGuard({
-    credentials: { username: admin.username, password: admin.password },
-    throttle: createLoginThrottle(deps.throttle ?? LOGIN_THROTTLE_DEFAULTS),
-    report,
-  });
+  // One throttle for every mount: a client guessing tokens on the API is the same client guessing
+  // the password on the dashboard.
+  const throttle = createLoginThrottle(deps.throttle ?? LOGIN_THROTTLE_DEFAULTS);
+  const credentials = { username: admin.username, password: admin.password };
+  const guardFor = (options: MountOptions) =>
+    createAdminGuard({
+      credentials,
+      throttle,
+      report,
+      ...(options.bearer ? { bearer: options.bearer } : {}),
+      ...(options.refuse ? { refuse: options.refuse } : {}),
+    });
   const headersFor = (csp: CspDirectives): RequestHandler => {
     const headers = adminSecurityHeaders(csp, admin.frameAncestors);
     return (_req: Request, res: Response, next: NextFunction) => {
@@ -68,7 +83,7 @@ export function createAdminSurface(deps: {
   return {
     router,
     mount(path, handler, options = {}) {
-      router.use(path, headersFor(options.csp ?? STRICT_CSP), guard, handler);
+      router.use(path, headersFor(options.csp ?? STRICT_CSP), guardFor(options), handler);
     },
     headers: headersFor(STRICT_CSP),
     flush: () => report.flush(),

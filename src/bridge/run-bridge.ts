@@ -3,6 +3,7 @@ import type { Queue } from 'bullmq';
 import type { Express } from 'express';
 import type { Logger } from 'pino';
 import { Counter, collectDefaultMetrics, Registry } from 'prom-client';
+import type { ApiDeps } from '../api/api-deps.js';
 import { describeError } from '../base/errors.js';
 import { redactUrl } from '../base/redact-url.js';
 import type { ConfigError } from '../config/config-error.js';
@@ -20,6 +21,7 @@ import { receiverOptionsFromConfig } from '../receive/receiver-options.js';
 import { RedisDatabaseError } from '../redis/database-guard.js';
 import type { RedisClient } from '../redis/redis-client.js';
 import { describeTopology } from '../redis/redis-connection.js';
+import { createStoryReader } from '../story/story-reader.js';
 import type { BridgeState } from './bridge-state.js';
 import {
   businessReadiness,
@@ -325,8 +327,19 @@ async function startReceiver(
   const { config, layout, layoutChecked, log, registry } = base;
   // Repeated 503s and failed admin logins: one line per interval with a count, like the outage report.
   const repeatLogIntervalMs = base.options.outageReportIntervalMs ?? 30_000;
+  let receiverRef: Receiver | undefined;
   const admin = composed
-    ? await buildAdmin({ admin: config.admin, queues: queuesForGauges, log, registry, repeatLogIntervalMs })
+    ? await buildAdmin({
+        admin: config.admin,
+        queues: queuesForGauges,
+        log,
+        registry,
+        repeatLogIntervalMs,
+        api: operatorApiParts(base, composed, (naming) => {
+          if (receiverRef === undefined) throw new Error('the receiver is not built yet');
+          return receiverRef.ingestFor(naming);
+        }),
+      })
     : undefined;
   const businesses = base.served.businesses;
   const { path: _path, secrets: _secrets, ...shared } = receiverOptionsFromConfig(config);
@@ -342,6 +355,7 @@ async function startReceiver(
     readiness,
     ...(admin ? { routes: (app: Express) => admin.routes(app) } : {}),
   });
+  receiverRef = receiver;
   const listening = await receiver
     .listen(config.receiver.port, config.receiver.host)
     .catch((error: unknown) =>
@@ -376,6 +390,37 @@ async function startReceiver(
     admin?.flush();
   };
   return { url: listening.url, close, receiver };
+}
+
+/** What the operator API reads and acts through: this bridge's Redis, businesses, queues and receiver. */
+function operatorApiParts(
+  base: BridgeBase,
+  composed: ComposedWorker,
+  ingestFor: Receiver['ingestFor'],
+): Omit<ApiDeps, 'log' | 'linkSecret'> {
+  const { redis, layout, served, config } = base;
+  const namingOf = (id: string) => served.businesses.find((business) => business.id === id)?.naming;
+  const readiness = businessReadiness(composed.worker);
+  return {
+    redis,
+    layout,
+    businesses: () => served.businesses,
+    businessStates: () => (readiness().businesses ?? {}) as Record<string, string>,
+    queues: (shard) => {
+      const found = composed.worker.queues.find((q) => q.shard.index === shard);
+      if (found === undefined) throw new Error(`no queue shard ${shard}`);
+      return found;
+    },
+    ingestFor,
+    stories: createStoryReader({
+      redis,
+      layoutOf: (id) => {
+        const naming = namingOf(id);
+        return naming === undefined ? undefined : layout.forNaming(naming);
+      },
+      retentionMs: config.retention.storiesMs,
+    }),
+  };
 }
 
 /**

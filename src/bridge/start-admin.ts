@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { AdminServer } from '../admin/admin-server.js';
 import { type AdminSurface, createAdminSurface, QUEUE_DASHBOARD_PATH } from '../admin/admin-surface.js';
+import type { ApiDeps } from '../api/api-deps.js';
 import type { AdminSettings } from '../config/config-schema.js';
 
 /** The admin surface of a bridge: mounted on the receiver's app, or listening on its own address. */
@@ -27,6 +28,8 @@ export async function buildAdmin(deps: {
   log: Logger;
   registry: Registry;
   repeatLogIntervalMs: number;
+  /** The operator API's parts (the API is served at /api/v1 beside bull-board). */
+  api: Omit<ApiDeps, 'log' | 'linkSecret'>;
 }): Promise<BridgeAdmin | undefined> {
   const { admin, log } = deps;
   const { password } = admin;
@@ -39,12 +42,16 @@ export async function buildAdmin(deps: {
     repeatLogIntervalMs: deps.repeatLogIntervalMs,
   });
   surface.mount(QUEUE_DASHBOARD_PATH, queueDashboard(deps.queues), { csp: QUEUE_DASHBOARD_CSP });
+  const { mountOperatorApi } = await import('../api/operator-api.js');
+  mountOperatorApi(surface, { ...deps.api, log, linkSecret: admin.linkSecret });
   const { listen } = admin;
   return {
     routes(app) {
       if (listen !== null) return;
       app.use(surface.router);
-      log.info(`admin surface on the receiver's port: bull-board at ${QUEUE_DASHBOARD_PATH} (basic auth)`);
+      log.info(
+        `admin surface on the receiver's port: bull-board at ${QUEUE_DASHBOARD_PATH}, the operator API at /api/v1 (basic auth, console links)`,
+      );
     },
     async listen() {
       if (listen === null) return null;
@@ -52,7 +59,7 @@ export async function buildAdmin(deps: {
       const server = await listenAdmin(surface, listen, log);
       log.info(
         { url: `${server.url}${QUEUE_DASHBOARD_PATH}` },
-        'admin surface listening apart from the webhooks (admin.listen): bull-board (basic auth)',
+        'admin surface listening apart from the webhooks (admin.listen): bull-board and the operator API (basic auth, console links)',
       );
       return server;
     },

@@ -4,6 +4,7 @@ import { QUEUE_NAMES } from '../queue/redis-keys.js';
 import {
   countDeadLetters,
   type DeadLetter,
+  DeadLetterBusyError,
   DeadLetterNotFoundError,
   getDeadLetter,
   listDeadLetters,
@@ -89,7 +90,8 @@ Examples:
     try {
       return await runWithRedis(await target(), work);
     } catch (error) {
-      if (error instanceof DeadLetterNotFoundError) throw new CliError(error.message, { cause: error });
+      if (error instanceof DeadLetterNotFoundError || error instanceof DeadLetterBusyError)
+        throw new CliError(error.message, { cause: error });
       throw error;
     }
   };

@@ -2,15 +2,14 @@ import type { Command } from 'commander';
 import { Cluster } from 'ioredis';
 import { type Customer, CustomerQueryError, parseCustomer } from '../base/customer-match.js';
 import { DURATION_HINT, formatDuration, parseDuration } from '../base/duration.js';
-import { describeError } from '../base/errors.js';
 import { checkEveryNode, ForgetUnavailableError } from '../privacy/check-every-node.js';
-import { type CustomerMatches, findCustomer, forgetQuarantineIds } from '../privacy/find-customer.js';
+import { FORGET_STORES } from '../privacy/forget-conversation.js';
 import {
-  FORGET_STORES,
-  ForgetBusyError,
-  type ForgetResult,
-  forgetConversation,
-} from '../privacy/forget-conversation.js';
+  type ForgetOutput,
+  type ForgetRequest,
+  ForgetStoppedError,
+  forgetRequest,
+} from '../privacy/forget-request.js';
 import type { KeyLayout } from '../queue/key-layout.js';
 import { layoutRecordKey, readStoredLayout } from '../queue/layout-record.js';
 import type { RedisClient } from '../redis/redis-client.js';
@@ -92,13 +91,6 @@ Examples:
     });
 }
 
-interface ForgetRequest {
-  conversations: string[];
-  customers: Customer[];
-  dryRun: boolean;
-  waitMs: number;
-}
-
 function parseRequest(flags: ForgetFlags): ForgetRequest {
   if (flags.conversation.length === 0 && flags.customer.length === 0) {
     throw new CliError(
@@ -150,58 +142,18 @@ async function refusedAsCliError<T>(run: () => Promise<T>, target: RedisTarget):
   }
 }
 
-interface ForgetOutput {
-  dryRun: boolean;
-  customers: { customer: string; matches: CustomerMatches }[];
-  conversations: ForgetResult[];
-  /** Quarantined bodies holding a customer but naming no conversation. */
-  quarantineWithoutConversation: number;
-}
-
+/** The privacy layer's run of a request (privacy/forget-request.ts), its stops as exit code 2. */
 async function runForget(
   redis: RedisClient,
   layout: KeyLayout,
   request: ForgetRequest,
 ): Promise<ForgetOutput> {
-  const output: ForgetOutput = {
-    dryRun: request.dryRun,
-    customers: [],
-    conversations: [],
-    quarantineWithoutConversation: 0,
-  };
-  const ids = new Set(request.conversations);
-  for (const customer of request.customers) {
-    const matches = await findCustomer(redis, layout, customer);
-    output.customers.push({ customer: customer.written, matches });
-    for (const id of matches.conversations) ids.add(id);
-    output.quarantineWithoutConversation += await forgetQuarantineIds(
-      redis,
-      layout,
-      matches.quarantineIds,
-      request.dryRun,
-    );
+  try {
+    return await forgetRequest(redis, layout, request);
+  } catch (error) {
+    if (!(error instanceof ForgetStoppedError)) throw error;
+    throw new CliError(error.message, { exitCode: EXIT.unavailable, code: error.code, cause: error });
   }
-  for (const id of ids) {
-    try {
-      output.conversations.push(
-        await forgetConversation(redis, layout, id, { dryRun: request.dryRun, waitMs: request.waitMs }),
-      );
-    } catch (error) {
-      const done = output.conversations.map((r) => JSON.stringify(r.conversationId)).join(', ') || 'none';
-      if (error instanceof ForgetBusyError || error instanceof ForgetUnavailableError) {
-        throw new CliError(`${error.message}. Conversations erased before it: ${done}`, {
-          exitCode: EXIT.unavailable,
-          code: error.code,
-          cause: error,
-        });
-      }
-      throw new CliError(
-        `forget stopped while erasing conversation ${JSON.stringify(id)}: ${describeError(error)}. Part of it may be erased; forget is idempotent, so run it again once Redis answers. Conversations erased before it: ${done}`,
-        { exitCode: EXIT.unavailable, code: 'FORGET_INCOMPLETE', cause: error },
-      );
-    }
-  }
-  return output;
 }
 
 function formatOutput(output: ForgetOutput, target: RedisTarget): string {

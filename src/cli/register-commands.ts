@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { registerBacktestCommand } from './backtest-command.js';
 import { addWritesHelp } from './command-writes.js';
+import { registerConsoleCommand } from './console-command.js';
 import { registerDemoCommand } from './demo-command.js';
 import { registerDlqCommand } from './dlq-command.js';
 import { registerEmulatorCommand } from './emulator-command.js';
@@ -29,6 +30,7 @@ export function registerCommands(program: Command, io: CliIo): void {
   registerTestCommand(program, io);
   registerBacktestCommand(program, io);
   registerSchemaCommand(program, io);
+  registerConsoleCommand(program, io);
   registerDlqCommand(program, io);
   registerQuarantineCommand(program, io);
   registerEventsCommand(program, io);

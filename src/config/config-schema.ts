@@ -380,6 +380,9 @@ export function parseWorkerSettings(section: z.input<typeof workerSchema> = {}):
 /** The shortest admin password accepted: the login throttle slows guessing, it cannot make a short password long. */
 export const ADMIN_PASSWORD_MIN_LENGTH = 12;
 
+/** The shortest `admin.link_secret` accepted: it signs tokens that anyone holding one may present. */
+export const LINK_SECRET_MIN_LENGTH = 32;
+
 /** `admin.listen`: `HOST:PORT`, an IPv6 host in brackets; port 0 takes a free one. */
 const listenSchema = z
   .string()
@@ -437,6 +440,14 @@ const adminSchema = z
       .describe(
         "Origins allowed to show the admin pages in a frame (e.g. https://ops.example.com). Default: none (frame-ancestors 'none').",
       ),
+    link_secret: nonEmpty
+      .min(LINK_SECRET_MIN_LENGTH, {
+        error: `is shorter than ${LINK_SECRET_MIN_LENGTH} characters: it signs the console links handed to merchants; use e.g. the output of \`openssl rand -base64 32\`, given through \${CONSOLE_LINK_SECRET}`,
+      })
+      .optional()
+      .describe(
+        `Signs the console links (\`convo-bridge console link\`) whose tokens open one business's API and console. Unset: no link works, only the admin password. Changing it revokes every link. At least ${LINK_SECRET_MIN_LENGTH} characters.`,
+      ),
   })
   .transform((a) => ({
     username: a.username,
@@ -444,6 +455,8 @@ const adminSchema = z
     /** null: on the receiver's host and port. */
     listen: a.listen ?? null,
     frameAncestors: a.frame_ancestors,
+    /** null: console links are off (every Bearer token is refused). */
+    linkSecret: a.link_secret ?? null,
   }));
 
 export type AdminSettings = z.output<typeof adminSchema>;

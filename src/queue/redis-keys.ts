@@ -146,6 +146,17 @@ export function bridgeKeys(
     /** Dead letters: index by time, and one JSON entry per id. */
     deadIndex: `${g}:dead:index`,
     dead: (id: string) => `${g}:dead:entry:${id}`,
+    /** Held for a minute by whoever re-queues a dead letter, so that two retries of one never both add it. */
+    deadClaim: (id: string) => `${g}:dead:claim:${id}`,
+    /**
+     * What was changed through the operator API (api/audit-log.ts): a list of JSON entries, newest
+     * first, bounded. Shared by every naming: each entry names its business.
+     */
+    apiAudit: `${globalPrefix}:bridge:api:audit`,
+    /** A retry preview's set of dead-letter ids (JSON), by its fingerprint: what the retry must find again. */
+    apiPreview: (fingerprint: string) => `${globalPrefix}:bridge:api:preview:${fingerprint}`,
+    /** Revoked console links (api/console-link.ts): link id -> when its revocation may be forgotten (ms). */
+    linkRevocations: `${globalPrefix}:bridge:api:revoked`,
     /** GCRA state of the outbound platform call budget. */
     platformRate: `${g}:rate:platform`,
     /** Set while the platform rejects our credentials (401/403): why and since when. */

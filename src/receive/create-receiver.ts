@@ -2,6 +2,7 @@ import type { Express } from 'express';
 import type { BusinessNaming } from '../events/business-naming.js';
 import type { ConversationEvent } from '../events/conversation-event.js';
 import { activeTracing, type BridgeTracing } from '../observe/trace-context.js';
+import type { IngestResult } from '../queue/ingest-event.js';
 import { createEventProducer, DEFAULT_EVENT_JOB_OPTIONS, type EventProducer } from './event-producer.js';
 import { createReceiverApp } from './http/receiver-app.js';
 import { receiverLogger } from './http/receiver-logger.js';
@@ -25,6 +26,11 @@ export interface Receiver {
   listen(port?: number, host?: string): Promise<ListeningReceiver>;
   /** Connected to Redis and not closed (cheap; `GET /readyz` does a real write). */
   isReady(): boolean;
+  /**
+   * The exactly-once ingest of a business's naming, traced like a webhook's: what a quarantined
+   * body's replay through the operator API stores its event with.
+   */
+  ingestFor(naming: BusinessNaming): (event: ConversationEvent) => Promise<IngestResult>;
   /** Serves these businesses from the next request on; a removed business's path answers 404 (hot reload). */
   setBusinesses(businesses: readonly ReceiverBusiness[]): void;
   /** Stops every server it started and closes Redis. Idempotent. */
@@ -89,6 +95,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       return servers.listen(port, host);
     },
     isReady: () => producer.isConnected() && closing === undefined,
+    ingestFor: (naming) => effectsFor(naming).ingest,
     setBusinesses,
     close() {
       closing ??= (async () => {

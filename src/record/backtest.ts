@@ -7,6 +7,7 @@ import { BurstSimulation } from './backtest-bursts.js';
 import {
   type ActionSummary,
   factsFromJson,
+  type PlanSummary,
   type RecordedEvent,
   summarizeAction,
   summarizePlan,
@@ -319,11 +320,27 @@ function extra(a: readonly ActionSummary[], b: readonly ActionSummary[]): Action
   return out;
 }
 
-function samePlan(a: EventPlanSummary, b: EventPlanSummary): boolean {
+function samePlan(a: PlanSummary, b: PlanSummary): boolean {
   return (
     JSON.stringify([a.matched, a.actions.map((x) => [x.id, x.type]), a.blocked]) ===
     JSON.stringify([b.matched, b.actions.map((x) => [x.id, x.type]), b.blocked])
   );
+}
+
+/**
+ * One event's two plans compared as the backtest compares them: the same matched rules, actions
+ * and blocked replies or not, and the (rule, type) actions each has more of than the other. The
+ * operator API tells a dead letter's original plan from what the rules would do now with it.
+ */
+export function comparePlans(
+  before: PlanSummary,
+  after: PlanSummary,
+): { same: boolean; added: ActionSummary[]; removed: ActionSummary[] } {
+  return {
+    same: samePlan(before, after),
+    added: extra(before.actions, after.actions),
+    removed: extra(after.actions, before.actions),
+  };
 }
 
 /**

@@ -92,23 +92,49 @@ export async function getDeadLetter(redis: RedisClient, keys: BridgeKeys, id: st
   return DeadLetterSchema.parse(JSON.parse(raw));
 }
 
-/** Puts the job back on its queue under a fresh id and removes the dead letter. */
+export class DeadLetterBusyError extends ConvoBridgeError {
+  constructor(id: string) {
+    super(
+      `dead letter "${id}" is being retried by another request right now: list the dead letters again in a minute`,
+      {
+        code: 'DEAD_LETTER_BUSY',
+      },
+    );
+  }
+}
+
+/** How long a retry holds a dead letter's claim: far longer than one add and one delete take. */
+const CLAIM_SECONDS = 60;
+
+/**
+ * Puts the job back on its queue under a fresh id and removes the dead letter. Two retries of one
+ * dead letter at once (two operators, a CLI and the API) never both add it: each claims it first,
+ * and the loser is told so (DeadLetterBusyError); once it is removed, a late one finds nothing.
+ */
 export async function retryDeadLetter(
   redis: RedisClient,
   keys: BridgeKeys,
   queuesOf: (conversationId: string) => { events: Queue; timers: Queue },
   id: string,
 ): Promise<{ jobId: string }> {
-  const entry = await getDeadLetter(redis, keys, id);
-  const queues = queuesOf(entry.conversationId ?? '');
-  const replay = entry.replays + 1;
-  // From the dead letter's own id: one batch job may leave several dead letters.
-  const jobId = `${entry.id}-replay${replay}`;
-  // `replay` tells the processor to try again the actions that failed for good last time.
-  const data = typeof entry.data === 'object' && entry.data !== null ? { ...entry.data, replay } : entry.data;
-  await queues[entry.queue].add(entry.jobName, data, { jobId });
-  await redis.multi().del(keys.dead(id)).zrem(keys.deadIndex, id).exec();
-  return { jobId };
+  if ((await redis.set(keys.deadClaim(id), '1', 'EX', CLAIM_SECONDS, 'NX')) === null) {
+    throw new DeadLetterBusyError(id);
+  }
+  try {
+    const entry = await getDeadLetter(redis, keys, id);
+    const queues = queuesOf(entry.conversationId ?? '');
+    const replay = entry.replays + 1;
+    // From the dead letter's own id: one batch job may leave several dead letters.
+    const jobId = `${entry.id}-replay${replay}`;
+    // `replay` tells the processor to try again the actions that failed for good last time.
+    const data =
+      typeof entry.data === 'object' && entry.data !== null ? { ...entry.data, replay } : entry.data;
+    await queues[entry.queue].add(entry.jobName, data, { jobId });
+    await redis.multi().del(keys.dead(id)).zrem(keys.deadIndex, id).exec();
+    return { jobId };
+  } finally {
+    await redis.del(keys.deadClaim(id));
+  }
 }
 
 /** Deletes one dead letter, or all of them; returns how many were removed. */

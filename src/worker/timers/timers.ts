@@ -171,3 +171,31 @@ export async function releaseTimer(
 export function timerField(timerId: string): string {
   return `${CONVERSATION_FIELDS.timer}${timerId}`;
 }
+
+// KEYS: conversation hash. ARGV: timer field. Deletes a pending registration: 'cancelled'; a timer
+// already firing keeps it: 'firing'; none: 'gone' (fired or cancelled before).
+const CANCEL_LUA = `
+local state = redis.call('HGET', KEYS[1], ARGV[1])
+if not state then return 'gone' end
+if string.sub(state, 1, ${TIMER_REGISTRATION.pending.length}) ~= '${TIMER_REGISTRATION.pending}' then return 'firing' end
+redis.call('HDEL', KEYS[1], ARGV[1])
+return 'cancelled'
+`;
+const cancelScript = defineRedisScript<string>('TimerCancel', 1, CANCEL_LUA);
+
+/**
+ * Cancels a pending timer by hand (the operator API): its registration goes atomically, as an
+ * event of an `unless` kind takes it (a timer either fires or is cancelled, never both), then its
+ * delayed job. A timer already firing is left to finish.
+ */
+export async function cancelTimer(
+  redis: RedisClient,
+  keys: BridgeKeys,
+  queue: Queue,
+  conversationId: string,
+  timerId: string,
+): Promise<'cancelled' | 'firing' | 'gone'> {
+  const outcome = await cancelScript(redis, [keys.conversation(conversationId)], [timerField(timerId)]);
+  if (outcome === 'cancelled' || outcome === 'gone') await removeTimerJobs(queue, [timerId]);
+  return outcome === 'cancelled' || outcome === 'firing' ? outcome : 'gone';
+}

@@ -31,6 +31,7 @@ describe('admin: settings', () => {
       password: undefined,
       listen: null,
       frameAncestors: [],
+      linkSecret: null,
     });
   });
 

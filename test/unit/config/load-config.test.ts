@@ -328,7 +328,7 @@ describe('defaults', () => {
       stalledIntervalMs: 15_000,
       reconcileSkewMs: 5_000,
     });
-    expect(config.admin).toEqual({ username: 'admin', listen: null, frameAncestors: [] });
+    expect(config.admin).toEqual({ username: 'admin', listen: null, frameAncestors: [], linkSecret: null });
     expect(config.log).toEqual({ level: 'info' });
     expect(config.timezone).toBe('Asia/Jakarta');
     expect(config.businessHours).toBeNull();
