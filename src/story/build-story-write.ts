@@ -127,7 +127,7 @@ export function verdictWords(outcome: Pick<RuleOutcome, 'rule' | 'status' | 'rea
   return `${mark} ${outcome.rule}: ${outcome.reason}`;
 }
 
-/** A reply held back because the reply window was closed (exactly-once/perform-action.ts says so in these words). */
+/** A reply held back because the reply window was closed (exactly-once/action-life.ts says so in these words). */
 const isWindowSkip = (report: EventStoryInput['reports'][number]) =>
   report.type === 'reply' && report.state === 'skipped' && (report.detail ?? '').includes('reply window');
 

@@ -1,7 +1,7 @@
 import type { FailureClass } from './classify-failure.js';
 
 /**
- * Thrown by the executor (exactly-once/execute-actions.ts) to stop the run: the job is retried,
+ * Thrown by the executor (exactly-once/action-life.ts) to stop the run: the job is retried,
  * paused or dead-lettered by the processor, which reads the failure back (job-failure-policy.ts).
  */
 export class ActionInterrupted extends Error {
