@@ -25,6 +25,8 @@ export const COMMAND_WRITES: Readonly<Record<string, string>> = {
   reshard: 'moves every key of the bridge to its new shard and records the new layout; with --check nothing.',
   emulator: 'nothing on disk or in Redis: its state lives in memory; it sends webhooks to the URLs given.',
   demo: 'Redis: its own data under a key prefix unique to the run (REDIS_URL, else a private redis-server); a temporary folder for the bridge log, removed after a run that passed.',
+  console:
+    'link writes nothing (it signs a token with admin.link_secret); link revoke adds the link id to the revoked set in Redis.',
   'send-test-webhook':
     'one webhook to --url, which the receiver stores as an event (the test ping is answered and not stored).',
 };
