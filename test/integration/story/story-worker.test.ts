@@ -70,7 +70,7 @@ describe("the conversation's story (real worker, real Redis)", () => {
     notes.length = 0;
   });
 
-  async function start(story = parseStorySettings()) {
+  async function start(story = parseStorySettings({ enabled: true })) {
     prefix = uniqueName('t-story');
     layout = createKeyLayout({ prefix, shards: 1, tagged: false });
     const platform: PlatformPort = {

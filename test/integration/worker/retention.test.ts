@@ -123,6 +123,7 @@ ${RULES}`;
     rules: () => rulesPort(rules),
     settings: config.worker,
     retention: config.retention,
+    story: config.story,
   });
   await worker.start();
   const receiver = createReceiver(receiverOptionsFromConfig(config));
@@ -533,8 +534,8 @@ describe('the quarantine trims by age as it is written (bounded, no scan)', () =
 });
 
 describe('nothing is left under the prefix but what retention keeps', () => {
-  it('lists the keys a default bridge leaves after one message', async () => {
-    const w = await startWorld();
+  it('lists the keys a default bridge (with stories on) leaves after one message', async () => {
+    const w = await startWorld('story: { enabled: true }');
     await post(w, message('conv-keys', 'halo'));
     await waitFor(() => w.notes.length === 1, { timeoutMs: 10_000, what: 'the note' });
     await waitFor(async () => (await w.worker.eventsQueue.getActiveCount()) === 0, {
@@ -553,7 +554,7 @@ describe('nothing is left under the prefix but what retention keeps', () => {
       'bridge:arrival',
       'bridge:conv:<hash>',
       'bridge:dedupe:<hash>',
-      // The conversation's story (story.enabled, on by default): each expires (retention.stories).
+      // The conversation's story (story.enabled): each expires (retention.stories).
       'bridge:story:<hash>',
       'bridge:story:index',
       'bridge:story:meta:<hash>',

@@ -296,7 +296,7 @@ describe('defaults', () => {
       eventStreamMaxLen: 100,
     });
     expect(config.story).toEqual({
-      enabled: true,
+      enabled: false,
       maxEntries: 200,
       redact: { texts: false, phones: false, emails: false, cards: false, nationalIds: false },
     });
