@@ -41,6 +41,16 @@ describe('observability of a running bridge', () => {
       body: '{}',
     });
 
+    // The event's latency is observed when its job completes, which may come after the note the
+    // test waited for: wait for it (with a deadline) rather than read the metrics once.
+    await waitFor(
+      async () =>
+        metricValue(
+          await (await fetch(`${base}/metrics`)).text(),
+          'convo_bridge_event_latency_seconds_count',
+        ) === 1,
+      { timeoutMs: 10_000, what: 'the event latency to be observed' },
+    );
     const response = await fetch(`${base}/metrics`);
     expect(response.headers.get('content-type')).toContain('text/plain');
     const text = await response.text();
